@@ -28,7 +28,7 @@ type Options struct {
 func New(m *config.Model, o Options) (exec.Model, error) {
 	switch m.Provider {
 	case "script":
-		return nil, nil
+		return script.New(m, o.Message), nil
 	default:
 		return nil, fmt.Errorf("model %s: provider %q is not available yet", m.Name, m.Provider)
 	}
