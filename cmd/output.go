@@ -1,0 +1,94 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/termtext"
+)
+
+// jsonSink writes each event as one JSON line, the moment it happens.
+type jsonSink struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error // the first write error (a closed stdout)
+}
+
+func (s *jsonSink) Emit(e exec.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data, err := json.Marshal(e)
+	if err != nil {
+		data, _ = json.Marshal(map[string]string{"type": "error", "message": "cannot encode event: " + err.Error()})
+	}
+	if _, err := s.w.Write(append(data, '\n')); err != nil && s.err == nil {
+		s.err = err
+	}
+}
+
+// humanSink renders events for a person: the final answer on stdout, progress
+// on stderr (unless quiet). Model text is escaped before it is drawn.
+type humanSink struct {
+	mu        sync.Mutex
+	out, err  io.Writer
+	quiet     bool
+	outIsTTY  bool
+	outErr    error
+	finalText bool
+}
+
+const maxShown = 300
+
+func (s *humanSink) Emit(e exec.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch e := e.(type) {
+	case *exec.MessageEvent:
+		if e.Final {
+			text := e.Text
+			if s.outIsTTY {
+				text = termtext.Text(text)
+			}
+			if _, err := fmt.Fprintln(s.out, strings.TrimRight(text, "\n")); err != nil && s.outErr == nil {
+				s.outErr = err
+			}
+			s.finalText = true
+			return
+		}
+		s.progress("%s\n", termtext.Text(strings.TrimRight(e.Text, "\n")))
+	case *exec.ToolCallEvent:
+		s.progress("→ %s %s\n", termtext.Line(e.Name), termtext.Line(shorten(string(e.Arguments), maxShown)))
+	case *exec.ToolResultEvent:
+		label := ""
+		if e.IsError {
+			label = "error: "
+		}
+		s.progress("← %s: %s%s\n", termtext.Line(e.Name), label, termtext.Line(shorten(e.Result, maxShown)))
+	case *exec.ErrorEvent:
+		// errors are printed once by Main
+	}
+}
+
+func (s *humanSink) progress(format string, args ...any) {
+	if !s.quiet {
+		fmt.Fprintf(s.err, format, args...)
+	}
+}
+
+func shorten(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

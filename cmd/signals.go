@@ -1,0 +1,5 @@
+package cmd
+
+import "syscall"
+
+const sigPIPE = syscall.SIGPIPE

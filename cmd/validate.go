@@ -1,0 +1,65 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/hitl-dev/hitl/config"
+	"github.com/spf13/cobra"
+)
+
+// ValidateOptions are the inputs of hitl validate.
+type ValidateOptions struct {
+	IO    *IOStreams
+	Files []string
+}
+
+// NewCmdValidate checks agent files.
+func NewCmdValidate(ios *IOStreams, runF func(*ValidateOptions) error) *cobra.Command {
+	opts := &ValidateOptions{IO: ios}
+	return &cobra.Command{
+		Use:   "validate AGENT.yaml...",
+		Short: "Check agent files; errors are printed as FILE:LINE:COL: message",
+		Args:  minArgs(1, "AGENT.yaml"),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Files = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return validateRun(opts)
+		},
+	}
+}
+
+func validateRun(opts *ValidateOptions) error {
+	failed := 0
+	var first error
+	for _, file := range opts.Files {
+		cfg, err := config.Load(file, opts.IO.LookupEnv)
+		if err != nil {
+			failed++
+			if first == nil {
+				first = err
+			}
+			fmt.Fprintln(opts.IO.ErrOut, err)
+			continue
+		}
+		fmt.Fprintf(opts.IO.Out, "%s: ok (%s)\n", file, summary(cfg))
+		for _, a := range cfg.Agents {
+			if a.WelcomeMessage != "" {
+				fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: welcome_message is accepted but not used by hitl\n", file, a.Pos.Line, a.Pos.Col)
+			}
+		}
+	}
+	if failed > 0 {
+		return &reportedError{fmt.Errorf("%d of %d files have errors: %w", failed, len(opts.Files), first)}
+	}
+	return nil
+}
+
+func summary(cfg *config.Config) string {
+	n := len(cfg.Agents)
+	if n == 1 {
+		return "1 agent"
+	}
+	return fmt.Sprintf("%d agents", n)
+}

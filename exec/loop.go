@@ -1,0 +1,259 @@
+package exec
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hitl-dev/hitl/schema"
+)
+
+// DefaultMaxIterations bounds the model turns of a run when neither the agent
+// file nor a flag says otherwise.
+const DefaultMaxIterations = 50
+
+// DefaultMessage is the first user turn when none is given.
+const DefaultMessage = "Begin the task described in your instructions."
+
+// State is what a run has done so far: enough to continue it.
+type State struct {
+	Messages   []Message `json:"messages"`
+	Iterations int       `json:"iterations"`
+	Usage      Usage     `json:"usage"`
+}
+
+// Journal is told of every step of a run so the run can be resumed; see the
+// session package.
+type Journal interface {
+	// Message records a message appended to the conversation, and the
+	// state after it.
+	Message(m Message, st *State) error
+}
+
+// MaxIterationsError is a run that reached its limit of model turns.
+type MaxIterationsError struct{ Limit int }
+
+func (e *MaxIterationsError) Error() string {
+	return fmt.Sprintf("reached max_iterations (%d model turns) before the agent finished; raise max_iterations in the agent file or pass --max-iterations", e.Limit)
+}
+
+// Runner runs the agent loop.
+type Runner struct {
+	Model         Model
+	Tools         []Tool
+	System        string
+	MaxIterations int
+	// VerdictRequired makes a run that ends without a tool's End outcome
+	// rejected (verdict's required: true).
+	VerdictRequired bool
+	Sink            Sink
+	Journal         Journal
+	Now             func() time.Time
+
+	byName  map[string]Tool
+	schemas map[string]*schema.Schema
+}
+
+// Run continues st until the agent finishes, a tool ends the run, or an error
+// stops it. The first user turn must already be in st.
+func (r *Runner) Run(ctx context.Context, st *State) (Outcome, error) {
+	if err := r.prepare(); err != nil {
+		return Outcome{}, err
+	}
+	max := r.MaxIterations
+	if max <= 0 {
+		max = DefaultMaxIterations
+	}
+	for {
+		if pending := pendingCalls(st.Messages); len(pending) > 0 {
+			if out, done, err := r.runCalls(ctx, st, pending); done || err != nil {
+				return out, err
+			}
+			continue
+		}
+		if last := st.lastAssistant(); last != nil && len(last.ToolCalls) == 0 && st.Messages[len(st.Messages)-1].Role == RoleAssistant {
+			return r.finish(last.Text), nil
+		}
+		if st.Iterations >= max {
+			return Outcome{}, &MaxIterationsError{Limit: max}
+		}
+		if err := ctx.Err(); err != nil {
+			return Outcome{}, err
+		}
+		turn, err := r.Model.Turn(ctx, Request{System: r.System, Messages: st.Messages, Tools: r.specs()})
+		if err != nil {
+			return Outcome{}, fmt.Errorf("model turn %d: %w", st.Iterations+1, err)
+		}
+		st.Iterations++
+		st.Usage = st.Usage.Add(turn.Usage)
+		msg := turn.Message
+		msg.Role = RoleAssistant
+		if err := r.append(st, msg); err != nil {
+			return Outcome{}, err
+		}
+		if msg.Text != "" {
+			r.emit(&MessageEvent{Role: string(RoleAssistant), Text: msg.Text, Final: len(msg.ToolCalls) == 0}, "message")
+		}
+	}
+}
+
+func (r *Runner) finish(text string) Outcome {
+	if r.VerdictRequired {
+		return Outcome{Status: StatusRejected, Text: "the agent ended without a verdict, and its verdict toolset is required"}
+	}
+	return Outcome{Status: StatusSuccess, Text: text}
+}
+
+func (st *State) lastAssistant() *Message {
+	for i := len(st.Messages) - 1; i >= 0; i-- {
+		if st.Messages[i].Role == RoleAssistant {
+			return &st.Messages[i]
+		}
+	}
+	return nil
+}
+
+// pendingCalls returns the calls of the last assistant message that have no
+// result yet (all of them right after a model turn; the rest of them when a
+// stopped run is resumed).
+func pendingCalls(msgs []Message) []ToolCall {
+	i := len(msgs) - 1
+	for i >= 0 && msgs[i].Role == RoleTool {
+		i--
+	}
+	if i < 0 || msgs[i].Role != RoleAssistant {
+		return nil
+	}
+	done := map[string]bool{}
+	for _, m := range msgs[i+1:] {
+		done[m.ToolCallID] = true
+	}
+	var pending []ToolCall
+	for _, c := range msgs[i].ToolCalls {
+		if !done[c.ID] {
+			pending = append(pending, c)
+		}
+	}
+	return pending
+}
+
+// runCalls runs calls in order; done is true when a tool ended the run.
+func (r *Runner) runCalls(ctx context.Context, st *State, calls []ToolCall) (Outcome, bool, error) {
+	for _, call := range calls {
+		if err := ctx.Err(); err != nil {
+			return Outcome{}, false, err
+		}
+		args := call.Arguments
+		if len(args) == 0 || !json.Valid(args) {
+			args = json.RawMessage("{}") // the event's arguments field is always an object
+		}
+		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args}, "tool.call")
+		res, err := r.call(ctx, call)
+		if err != nil {
+			return Outcome{}, false, err
+		}
+		msg := Message{Role: RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: res.Text, IsError: res.IsError}
+		if err := r.append(st, msg); err != nil {
+			return Outcome{}, false, err
+		}
+		r.emit(&ToolResultEvent{CallID: call.ID, Name: call.Name, Result: res.Text, IsError: res.IsError}, "tool.result")
+		if res.End != nil {
+			return *res.End, true, nil
+		}
+	}
+	return Outcome{}, false, nil
+}
+
+// call runs one tool call; mistakes of the model become error results.
+func (r *Runner) call(ctx context.Context, call ToolCall) (Result, error) {
+	tool, ok := r.byName[call.Name]
+	if !ok {
+		return Result{IsError: true, Text: fmt.Sprintf("unknown tool %q; the tools available are: %s", call.Name, strings.Join(r.names(), ", "))}, nil
+	}
+	args := call.Arguments
+	if len(strings.TrimSpace(string(args))) == 0 {
+		args = json.RawMessage("{}")
+		call.Arguments = args
+	}
+	if !json.Valid(args) {
+		return Result{IsError: true, Text: fmt.Sprintf("the arguments of %s are not valid JSON: %s", call.Name, shorten(string(args), 200))}, nil
+	}
+	if s := r.schemas[call.Name]; s != nil {
+		if err := s.Validate(args); err != nil {
+			return Result{IsError: true, Text: fmt.Sprintf("invalid arguments for %s: %v", call.Name, err)}, nil
+		}
+	}
+	return tool.Call(ctx, call)
+}
+
+func (r *Runner) append(st *State, m Message) error {
+	st.Messages = append(st.Messages, m)
+	if r.Journal != nil {
+		if err := r.Journal.Message(m, st); err != nil {
+			return fmt.Errorf("session journal: %w", err)
+		}
+	}
+	return nil
+}
+
+func (r *Runner) prepare() error {
+	if r.byName != nil {
+		return nil
+	}
+	r.byName = map[string]Tool{}
+	r.schemas = map[string]*schema.Schema{}
+	for _, t := range r.Tools {
+		spec := t.Spec()
+		r.byName[spec.Name] = t
+		if len(spec.Parameters) == 0 {
+			continue
+		}
+		s, err := schema.Compile(spec.Parameters)
+		if err != nil {
+			return fmt.Errorf("tool %s: parameters: %w", spec.Name, err)
+		}
+		r.schemas[spec.Name] = s
+	}
+	return nil
+}
+
+func (r *Runner) specs() []ToolSpec {
+	specs := make([]ToolSpec, len(r.Tools))
+	for i, t := range r.Tools {
+		specs[i] = t.Spec()
+	}
+	return specs
+}
+
+func (r *Runner) names() []string {
+	names := make([]string, 0, len(r.byName))
+	for n := range r.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return []string{"(none)"}
+	}
+	return names
+}
+
+func (r *Runner) emit(e Event, typ string) {
+	if r.Sink == nil {
+		return
+	}
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	r.Sink.Emit(Stamp(e, typ, now()))
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,50 @@
+// Package tools builds the tools an agent's toolsets give the model.
+package tools
+
+import (
+	"fmt"
+
+	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/tools/verdict"
+)
+
+// Deps is what toolsets need from the run.
+type Deps struct {
+	// WorkingDir is where shell commands run (--working-dir).
+	WorkingDir string
+	// RunID identifies the run (the remote protocol's group_id).
+	RunID string
+}
+
+// Build returns the tools of agent a, in toolset order.
+func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
+	var out []exec.Tool
+	for _, ts := range a.Toolsets {
+		tools, err := build(cfg, ts, d)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d:%d: toolset %s: %w", cfg.Path, ts.Pos.Line, ts.Pos.Col, ts.Type, err)
+		}
+		out = append(out, tools...)
+	}
+	return out, nil
+}
+
+func build(cfg *config.Config, ts *config.Toolset, d Deps) ([]exec.Tool, error) {
+	switch ts.Type {
+	case "verdict":
+		return []exec.Tool{verdict.New()}, nil
+	}
+	return nil, fmt.Errorf("type %s is not implemented yet", ts.Type)
+}
+
+// VerdictRequired reports whether agent a has a verdict toolset with
+// required: true.
+func VerdictRequired(a *config.Agent) bool {
+	for _, ts := range a.Toolsets {
+		if ts.Type == "verdict" && ts.Required {
+			return true
+		}
+	}
+	return false
+}
