@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/model"
 	"github.com/hitl-dev/hitl/exec/tools"
+	"github.com/hitl-dev/hitl/prompt"
 	"github.com/hitl-dev/hitl/termtext"
 	"github.com/spf13/cobra"
 )
@@ -33,6 +35,8 @@ type ExecOptions struct {
 	Quiet         bool
 	MaxIterations int
 	WorkingDir    string
+	Yolo          bool
+	PromptOptions
 }
 
 // NewCmdExec runs an agent headless.
@@ -65,6 +69,8 @@ is one JSON event per line instead.`,
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr")
 	f.IntVar(&opts.MaxIterations, "max-iterations", 0, "model turns before the run stops with an error (default from the agent file, else 50)")
 	f.StringVar(&opts.WorkingDir, "working-dir", "", "`DIR` where shell commands run (default the current directory)")
+	f.BoolVar(&opts.Yolo, "yolo", false, "approve every shell command without asking (deny and ask rules still apply)")
+	opts.PromptOptions.addFlags(f, true)
 	return c
 }
 
@@ -89,11 +95,26 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 	if err != nil {
 		return err
 	}
-	toolList, err := tools.Build(cfg, agent, tools.Deps{WorkingDir: opts.WorkingDir})
+	mode, err := promptMode(opts.IO, opts.Prompt, opts.JSON)
 	if err != nil {
 		return err
 	}
-	sink, finish := newSinks(opts)
+	sink, finish := newSinks(opts, mode)
+	asker, closeFE, err := newAsker(opts.IO, &opts.PromptOptions, mode, sink, !opts.JSON && !opts.Quiet)
+	if err != nil {
+		return err
+	}
+	defer closeFE()
+	toolList, err := tools.Build(cfg, agent, tools.Deps{
+		WorkingDir:  opts.WorkingDir,
+		Asker:       asker,
+		Secrets:     asker.Secrets,
+		Permissions: cfg.Permissions,
+		Yolo:        opts.Yolo,
+	})
+	if err != nil {
+		return err
+	}
 	runID := newRunID()
 	sink.Emit(exec.Stamp(&exec.RunStarted{RunID: runID, Agent: agent.Name, Model: modelLabel(agent.Model)}, "run.started", time.Now()))
 
@@ -124,7 +145,7 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 
 // newSinks returns the event sink for the run, and the function that reports
 // the end of the run and returns the command's error.
-func newSinks(opts *ExecOptions) (exec.Sink, func(error, exec.Outcome, *exec.State, time.Time) error) {
+func newSinks(opts *ExecOptions, mode string) (exec.Sink, func(error, exec.Outcome, *exec.State, time.Time) error) {
 	ios := opts.IO
 	if opts.JSON {
 		js := &jsonSink{w: ios.Out}
@@ -138,7 +159,7 @@ func newSinks(opts *ExecOptions) (exec.Sink, func(error, exec.Outcome, *exec.Sta
 			return runErr
 		}
 	}
-	hs := &humanSink{out: ios.Out, err: ios.ErrOut, quiet: opts.Quiet, outIsTTY: ios.IsStdoutTTY()}
+	hs := &humanSink{out: ios.Out, err: ios.ErrOut, quiet: opts.Quiet, outIsTTY: ios.IsStdoutTTY(), showQuestions: mode != "tty"}
 	return hs, func(runErr error, out exec.Outcome, st *exec.State, start time.Time) error {
 		if runErr == nil && hs.outErr != nil {
 			return &signalError{sig: sigPIPE}
@@ -159,6 +180,44 @@ func reportOutcome(ios *IOStreams, quiet bool, runErr error) {
 	}
 }
 
+// newAsker builds the run's question machinery: the answers file, the front
+// end of mode, the unanswered policy, events for every question.
+func newAsker(ios *IOStreams, po *PromptOptions, mode string, sink exec.Sink, human bool) (*prompt.Asker, func(), error) {
+	policy, err := prompt.ParseUnanswered(po.Unanswered)
+	if err != nil {
+		return nil, nil, &usageError{err}
+	}
+	if po.PromptTimeout < 0 {
+		return nil, nil, usagef("--prompt-timeout must not be negative")
+	}
+	asker := &prompt.Asker{
+		Timeout:    po.PromptTimeout,
+		Unanswered: policy,
+		Observer:   &promptObserver{sink: sink},
+		Secrets:    &prompt.Secrets{},
+	}
+	if po.Answers != "" {
+		af, err := prompt.LoadAnswers(po.Answers)
+		if err != nil {
+			return nil, nil, err
+		}
+		asker.Sources = append(asker.Sources, af)
+	}
+	var notice io.Writer
+	if human {
+		notice = ios.ErrOut
+	}
+	onBad := func(b *prompt.BadAnswerError) {
+		sink.Emit(exec.Stamp(&exec.ErrorEvent{Message: b.Error(), Line: b.Line, PromptID: b.PromptID}, "error", time.Now()))
+	}
+	fe, closer, err := frontEnd(ios, mode, notice, onBad)
+	if err != nil {
+		return nil, nil, err
+	}
+	asker.FrontEnd = fe
+	return asker, closer, nil
+}
+
 func finished(runErr error, out exec.Outcome, st *exec.State, start time.Time) *exec.RunFinished {
 	fin := &exec.RunFinished{
 		Status:     Status(runErr),
@@ -173,6 +232,9 @@ func finished(runErr error, out exec.Outcome, st *exec.State, start time.Time) *
 			fin.Text = o.outcome.Text
 		} else {
 			fin.Error = runErr.Error()
+		}
+		if stop, ok := runErr.(*prompt.StopError); ok {
+			fin.PendingPromptID = stop.Question.ID
 		}
 	}
 	return fin

@@ -14,6 +14,10 @@ type IOStreams struct {
 	Out    io.Writer
 	ErrOut io.Writer
 
+	// TTYIn and TTYOut are stdin and stderr as files, for the terminal
+	// front end; nil in tests that fake the streams.
+	TTYIn, TTYOut *os.File
+
 	stdinTTY, stdoutTTY, stderrTTY bool
 	// Getenv reads the environment (a fake in tests).
 	Getenv    func(string) string
@@ -26,6 +30,8 @@ func System() *IOStreams {
 		In:        os.Stdin,
 		Out:       os.Stdout,
 		ErrOut:    os.Stderr,
+		TTYIn:     os.Stdin,
+		TTYOut:    os.Stderr,
 		stdinTTY:  isTerminal(os.Stdin),
 		stdoutTTY: isTerminal(os.Stdout),
 		stderrTTY: isTerminal(os.Stderr),

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/prompt"
 	"github.com/hitl-dev/hitl/termtext"
 )
 
@@ -39,6 +40,9 @@ type humanSink struct {
 	outIsTTY  bool
 	outErr    error
 	finalText bool
+	// showQuestions prints questions and answers on stderr (not when the
+	// terminal front end draws them).
+	showQuestions bool
 }
 
 const maxShown = 300
@@ -68,6 +72,14 @@ func (s *humanSink) Emit(e exec.Event) {
 			label = "error: "
 		}
 		s.progress("← %s: %s%s\n", termtext.Line(e.Name), label, termtext.Line(shorten(e.Result, maxShown)))
+	case *exec.PromptRequest:
+		if s.showQuestions {
+			s.question(&e.Question)
+		}
+	case *exec.PromptAnswer:
+		if s.showQuestions {
+			s.progress("  answer %s (%s): %s\n", e.PromptID, e.Source, describeAnswer(e))
+		}
 	case *exec.ErrorEvent:
 		// errors are printed once by Main
 	}
@@ -92,3 +104,45 @@ func shorten(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// question prints a question for a CI log or a person answering on stdin.
+func (s *humanSink) question(q *prompt.Question) {
+	where := ""
+	if q.Count > 1 {
+		where = fmt.Sprintf(" (%d of %d)", q.Index+1, q.Count)
+	}
+	title := q.Title
+	if q.Header != "" {
+		title = q.Header
+	}
+	if title != "" {
+		title = "[" + termtext.Line(title) + "] "
+	}
+	s.progress("? %s%s%s [%s, %s]\n", title, termtext.Text(q.Message), where, q.ID, q.Kind)
+	if q.Hint != "" {
+		s.progress("  %s\n", termtext.Text(q.Hint))
+	}
+	for i, o := range q.Options {
+		line := fmt.Sprintf("  %d. %s", i, termtext.Line(o.Label))
+		if o.ID != o.Label {
+			line += fmt.Sprintf(" (id %s)", termtext.Line(o.ID))
+		}
+		if o.Description != "" {
+			line += " - " + termtext.Line(o.Description)
+		}
+		s.progress("%s\n", line)
+	}
+	for _, f := range q.Fields {
+		s.progress("  field %s (%s)\n", termtext.Line(f.Name), f.Question.Kind)
+	}
+}
+
+func describeAnswer(e *exec.PromptAnswer) string {
+	switch {
+	case e.Action != prompt.Accept:
+		return string(e.Action)
+	case e.Text != "":
+		return "text " + termtext.Line(shorten(e.Text, maxShown))
+	}
+	return termtext.Line(shorten(string(e.Content), maxShown))
+}

@@ -691,4 +691,3 @@ func (l *loader) checkToolNames(a *Agent) {
 		}
 	}
 }
-

@@ -139,10 +139,11 @@ func (e *BadAnswerError) Error() string { return fmt.Sprintf("%s: %s", e.Where, 
 // answered and the policy is stop. Question is the pending one.
 type StopError struct {
 	Question Question
+	Reason   string // why nobody answered (end of input, timeout)
 }
 
 func (e *StopError) Error() string {
-	return fmt.Sprintf("input required: question %s (%q) was not answered", e.Question.ID, e.Question.Message)
+	return fmt.Sprintf("input required: question %s was not answered (%s)", e.Question.ID, e.Reason)
 }
 
 // ErrInterrupted is a person pressing Ctrl-C at a prompt.

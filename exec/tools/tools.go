@@ -6,7 +6,9 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/tools/userprompt"
 	"github.com/hitl-dev/hitl/exec/tools/verdict"
+	"github.com/hitl-dev/hitl/prompt"
 )
 
 // Deps is what toolsets need from the run.
@@ -15,6 +17,16 @@ type Deps struct {
 	WorkingDir string
 	// RunID identifies the run (the remote protocol's group_id).
 	RunID string
+	// Asker asks the run's questions.
+	Asker *prompt.Asker
+	// Secrets holds secret answers, for shell environments and remote
+	// arguments.
+	Secrets *prompt.Secrets
+	// Permissions gate tool calls (shell approvals).
+	Permissions config.Permissions
+	// Yolo approves shell commands without asking (deny and ask rules
+	// still apply).
+	Yolo bool
 }
 
 // Build returns the tools of agent a, in toolset order.
@@ -34,6 +46,8 @@ func build(cfg *config.Config, ts *config.Toolset, d Deps) ([]exec.Tool, error) 
 	switch ts.Type {
 	case "verdict":
 		return []exec.Tool{verdict.New()}, nil
+	case "user_prompt":
+		return []exec.Tool{userprompt.New(ts.Name, d.Asker)}, nil
 	}
 	return nil, fmt.Errorf("type %s is not implemented yet", ts.Type)
 }

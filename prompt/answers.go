@@ -1,0 +1,198 @@
+package prompt
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"gopkg.in/yaml.v3"
+)
+
+// AnswersFile is a list of scripted answers (--answers), consulted before
+// the front end. For each question the first fitting entry in file order
+// answers it: an entry with match fits a question whose message, title or
+// header matches the regular expression; an entry without match fits any
+// question. tool restricts an entry to questions of that tool. An entry is
+// used once unless repeat is true.
+type AnswersFile struct {
+	path    string
+	mu      sync.Mutex
+	entries []*answerEntry
+}
+
+type answerEntry struct {
+	where  string
+	match  *regexp.Regexp
+	tool   string
+	answer Answer
+	repeat bool
+	used   bool
+}
+
+type rawEntry struct {
+	Match   string          `json:"match"`
+	Tool    string          `json:"tool"`
+	Action  string          `json:"action"`
+	Content json.RawMessage `json:"content"`
+	Text    string          `json:"text"`
+	Repeat  bool            `json:"repeat"`
+}
+
+// LoadAnswers reads an answers file: JSONL when its name ends in .jsonl or
+// .json, YAML (a list of entries) otherwise.
+func LoadAnswers(path string) (*AnswersFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &BadAnswerError{Where: path, Reason: "cannot read the answers file: " + err.Error()}
+	}
+	f := &AnswersFile{path: path}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl", ".json":
+		err = f.parseJSONL(data)
+	default:
+		err = f.parseYAML(data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *AnswersFile) bad(line, col int, format string, args ...any) error {
+	return &BadAnswerError{Where: fmt.Sprintf("%s:%d:%d", f.path, line, col), Reason: fmt.Sprintf(format, args...)}
+}
+
+func (f *AnswersFile) parseJSONL(data []byte) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), MaxLine+2)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSuffix(bytes.TrimPrefix(sc.Bytes(), []byte("\xef\xbb\xbf")), []byte("\r"))
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var raw rawEntry
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&raw); err != nil {
+			return f.bad(n, 1, "expected an entry {match?, tool?, action?, content?, text?, repeat?}: %v", err)
+		}
+		if err := f.add(raw, fmt.Sprintf("%s:%d:1", f.path, n)); err != nil {
+			return f.bad(n, 1, "%v", err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return f.bad(n+1, 1, "%v", err)
+	}
+	return nil
+}
+
+func (f *AnswersFile) parseYAML(data []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return f.bad(1, 1, "not valid YAML: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	list := doc.Content[0]
+	if list.Kind != yaml.SequenceNode {
+		return f.bad(list.Line, list.Column, "expected a list of entries (- match: ..., content: ...)")
+	}
+	for _, item := range list.Content {
+		if item.Kind != yaml.MappingNode {
+			return f.bad(item.Line, item.Column, "expected an entry with match, tool, action, content, text or repeat")
+		}
+		var raw rawEntry
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			k, v := item.Content[i], item.Content[i+1]
+			var err error
+			switch k.Value {
+			case "match":
+				err = v.Decode(&raw.Match)
+			case "tool":
+				err = v.Decode(&raw.Tool)
+			case "action":
+				err = v.Decode(&raw.Action)
+			case "text":
+				err = v.Decode(&raw.Text)
+			case "repeat":
+				err = v.Decode(&raw.Repeat)
+			case "content":
+				var x any
+				if err = v.Decode(&x); err == nil {
+					raw.Content, err = json.Marshal(x)
+				}
+			default:
+				return f.bad(k.Line, k.Column, "unknown key %q; expected match, tool, action, content, text or repeat", k.Value)
+			}
+			if err != nil {
+				return f.bad(v.Line, v.Column, "%s: %v", k.Value, err)
+			}
+		}
+		if err := f.add(raw, fmt.Sprintf("%s:%d:%d", f.path, item.Line, item.Column)); err != nil {
+			return f.bad(item.Line, item.Column, "%v", err)
+		}
+	}
+	return nil
+}
+
+func (f *AnswersFile) add(raw rawEntry, where string) error {
+	e := &answerEntry{where: where, tool: raw.Tool, repeat: raw.Repeat}
+	if raw.Match != "" {
+		re, err := regexp.Compile(raw.Match)
+		if err != nil {
+			return fmt.Errorf("match: %v", err)
+		}
+		e.match = re
+	}
+	if len(raw.Content) > 0 && string(raw.Content) == "null" {
+		raw.Content = nil
+	}
+	action := Action(raw.Action)
+	if action == "" {
+		if len(raw.Content) == 0 && raw.Text == "" {
+			return fmt.Errorf("the entry gives no action, content or text")
+		}
+		action = Accept
+	}
+	e.answer = Answer{Action: action, Content: raw.Content, Text: raw.Text, Source: SourceAnswers}
+	f.entries = append(f.entries, e)
+	return nil
+}
+
+// Answer returns the first fitting entry's answer for q.
+func (f *AnswersFile) Answer(q Question) (Answer, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range f.entries {
+		if (e.used && !e.repeat) || !e.fits(q) {
+			continue
+		}
+		e.used = true
+		ans, err := Check(q, e.answer)
+		if err != nil {
+			return Answer{}, false, &BadAnswerError{Where: e.where, PromptID: q.ID, Reason: err.Error()}
+		}
+		ans.Source = SourceAnswers
+		return ans, true, nil
+	}
+	return Answer{}, false, nil
+}
+
+func (e *answerEntry) fits(q Question) bool {
+	if e.tool != "" && !strings.EqualFold(e.tool, q.Tool) {
+		return false
+	}
+	if e.match == nil {
+		return true
+	}
+	return e.match.MatchString(q.Message) || (q.Title != "" && e.match.MatchString(q.Title)) || (q.Header != "" && e.match.MatchString(q.Header))
+}

@@ -1,0 +1,207 @@
+package prompt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Answerer is a source of answers consulted before the front end (session replay, the
+// answers file). Answer returns ok false when it has no answer for q.
+type Answerer interface {
+	Answer(q Question) (a Answer, ok bool, err error)
+}
+
+// Observer is told of each question and its answer (events, the session
+// journal). Answered sees the answer as the model will: secrets replaced.
+type Observer interface {
+	Requested(q Question)
+	Answered(q Question, a Answer)
+}
+
+// Unanswered is what a question nobody answered becomes (--unanswered).
+type Unanswered string
+
+const (
+	UnansweredStop    Unanswered = "stop"
+	UnansweredCancel  Unanswered = "cancel"
+	UnansweredDefault Unanswered = "default"
+)
+
+// ParseUnanswered checks a --unanswered value.
+func ParseUnanswered(s string) (Unanswered, error) {
+	switch u := Unanswered(s); u {
+	case UnansweredStop, UnansweredCancel, UnansweredDefault:
+		return u, nil
+	}
+	return "", fmt.Errorf("--unanswered %q: expected stop, cancel or default", s)
+}
+
+// Asker asks the questions of a run. For each question it tries, in order,
+// the Sources, the FrontEnd (bounded by Timeout), and then the Unanswered
+// policy. It never answers a question silently: an unanswered consent
+// question is cancelled, never defaulted.
+type Asker struct {
+	Sources    []Answerer
+	FrontEnd   FrontEnd // nil: --prompt none
+	Timeout    time.Duration
+	Unanswered Unanswered
+	Observer   Observer
+	Secrets    *Secrets
+
+	mu   sync.Mutex
+	next int // number of the next question id
+}
+
+// SetNext sets the number of the next question id (kept across resume).
+func (a *Asker) SetNext(n int) {
+	a.mu.Lock()
+	a.next = n
+	a.mu.Unlock()
+}
+
+// Next returns the number of the next question id.
+func (a *Asker) Next() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.next
+}
+
+func (a *Asker) newID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.next++
+	return fmt.Sprintf("p%d", a.next)
+}
+
+// Ask asks q and returns its answer, canonical and with secrets replaced by
+// placeholders. Errors: *StopError (the policy is stop), *BadAnswerError,
+// ErrInterrupted, or the context's error.
+func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
+	if q.Count == 0 {
+		q.Count = 1
+	}
+	q.ID = a.newID()
+	if a.Observer != nil {
+		a.Observer.Requested(q)
+	}
+	ans, err := a.obtain(ctx, q)
+	if err != nil {
+		return Answer{}, err
+	}
+	ans = a.hideSecrets(q, ans)
+	if a.Observer != nil {
+		a.Observer.Answered(q, ans)
+	}
+	return ans, nil
+}
+
+func (a *Asker) obtain(ctx context.Context, q Question) (Answer, error) {
+	for _, s := range a.Sources {
+		ans, ok, err := s.Answer(q)
+		if err != nil {
+			return Answer{}, err
+		}
+		if ok {
+			return ans, nil
+		}
+	}
+	var unanswered *UnansweredError
+	if a.FrontEnd == nil {
+		unanswered = &UnansweredError{Source: SourcePolicy, Reason: "no front end (--prompt none) and no answer in the answers file"}
+	} else {
+		ans, err := a.askFrontEnd(ctx, q)
+		if err == nil {
+			return ans, nil
+		}
+		if !errors.As(err, &unanswered) {
+			return Answer{}, err
+		}
+	}
+	return a.policy(q, unanswered)
+}
+
+func (a *Asker) askFrontEnd(ctx context.Context, q Question) (Answer, error) {
+	if a.Timeout <= 0 {
+		return a.FrontEnd.Ask(ctx, q)
+	}
+	tctx, cancel := context.WithTimeoutCause(ctx, a.Timeout, errPromptTimeout)
+	defer cancel()
+	ans, err := a.FrontEnd.Ask(tctx, q)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(tctx), errPromptTimeout) {
+		return Answer{}, &UnansweredError{Source: SourceTimeout, Reason: fmt.Sprintf("no answer within --prompt-timeout %s", a.Timeout)}
+	}
+	return ans, err
+}
+
+var errPromptTimeout = errors.New("prompt timeout")
+
+// policy decides what an unanswered question becomes.
+func (a *Asker) policy(q Question, why *UnansweredError) (Answer, error) {
+	source := why.Source
+	if q.NoStop {
+		// Shell approvals and remote choices: denied at once, whatever
+		// the policy; the tool tells the model nobody was available.
+		return Answer{Action: Cancel, Source: source}, nil
+	}
+	switch a.Unanswered {
+	case UnansweredCancel:
+		return Answer{Action: Cancel, Source: source}, nil
+	case UnansweredDefault:
+		if len(q.Default) > 0 && !q.Consent {
+			ans, err := Check(q, Answer{Action: Accept, Content: q.Default})
+			if err == nil {
+				ans.Source = SourceDefault
+				return ans, nil
+			}
+		}
+		return Answer{Action: Cancel, Source: source}, nil
+	}
+	return Answer{}, &StopError{Question: q, Reason: why.Reason}
+}
+
+// Unanswered reports whether nobody answered (the answer was made by the
+// policy, end of input or a timeout).
+func (a Answer) Unanswered() bool {
+	switch a.Source {
+	case SourcePolicy, SourceEOF, SourceTimeout, SourceDefault:
+		return true
+	}
+	return false
+}
+
+// hideSecrets stores secret values and puts placeholders in their place.
+func (a *Asker) hideSecrets(q Question, ans Answer) Answer {
+	if ans.Action != Accept || a.Secrets == nil {
+		return ans
+	}
+	if q.Secret {
+		var s string
+		if json.Unmarshal(ans.Content, &s) == nil {
+			ans.Content, _ = json.Marshal(a.Secrets.Add(s))
+		}
+		return ans
+	}
+	secretFields := false
+	for _, f := range q.Fields {
+		secretFields = secretFields || f.Question.Secret
+	}
+	if !secretFields {
+		return ans
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(ans.Content, &obj) != nil {
+		return ans
+	}
+	for _, f := range q.Fields {
+		var s string
+		if v, ok := obj[f.Name]; ok && f.Question.Secret && json.Unmarshal(v, &s) == nil {
+			obj[f.Name], _ = json.Marshal(a.Secrets.Add(s))
+		}
+	}
+	ans.Content, _ = json.Marshal(obj)
+	return ans
+}

@@ -1,0 +1,177 @@
+package prompt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hitl-dev/hitl/schema"
+)
+
+// Check validates an answer against its question and returns it in canonical
+// form: a choice's content is the option id (or an array of ids when
+// multiple), a text question's free text becomes its content. The error
+// says what was expected; front ends report it (JSONL: exit 2 naming the
+// line; TTY: asked again).
+func Check(q Question, a Answer) (Answer, error) {
+	switch a.Action {
+	case Accept:
+	case Decline, Cancel:
+		return Answer{Action: a.Action, Source: a.Source}, nil
+	case "":
+		return a, fmt.Errorf("no action; expected accept, decline or cancel")
+	default:
+		return a, fmt.Errorf("unknown action %q; expected accept, decline or cancel", a.Action)
+	}
+	if a.Text != "" && len(a.Content) > 0 {
+		return a, fmt.Errorf("give content or text, not both")
+	}
+	if a.Text != "" {
+		switch {
+		case q.Kind == KindText:
+			content, _ := json.Marshal(a.Text)
+			a.Content, a.Text = content, ""
+		case q.Custom:
+			return a, nil
+		default:
+			return a, fmt.Errorf("this question takes no free text; %s", expectation(q))
+		}
+	}
+	if len(bytes.TrimSpace(a.Content)) == 0 {
+		return a, fmt.Errorf("no content; %s", expectation(q))
+	}
+	var err error
+	switch q.Kind {
+	case KindChoice:
+		a.Content, err = checkChoice(q, a.Content)
+	case KindConfirm:
+		var b bool
+		if json.Unmarshal(a.Content, &b) != nil {
+			err = fmt.Errorf("expected true or false, got %s", preview(a.Content))
+		}
+	case KindText:
+		if len(q.Schema) == 0 {
+			var s string
+			if json.Unmarshal(a.Content, &s) != nil {
+				err = fmt.Errorf("expected a string, got %s", preview(a.Content))
+			}
+		}
+	}
+	if err != nil {
+		return a, err
+	}
+	if len(q.Schema) > 0 && q.Kind != KindChoice {
+		if err := validate(q.Schema, a.Content); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+func validate(raw, content json.RawMessage) error {
+	s, err := schema.Compile(raw)
+	if err != nil {
+		return fmt.Errorf("the question's schema cannot be used: %v", err)
+	}
+	if err := s.Validate(content); err != nil {
+		return fmt.Errorf("the content does not fit the question's schema: %v", err)
+	}
+	return nil
+}
+
+func checkChoice(q Question, content json.RawMessage) (json.RawMessage, error) {
+	if q.Multiple {
+		var items []json.RawMessage
+		if err := json.Unmarshal(content, &items); err != nil {
+			return nil, fmt.Errorf("this question takes several options: expected an array of option ids, got %s", preview(content))
+		}
+		ids := make([]string, 0, len(items))
+		seen := map[string]bool{}
+		for _, item := range items {
+			id, err := optionID(q, item)
+			if err != nil {
+				return nil, err
+			}
+			if seen[id] {
+				return nil, fmt.Errorf("option %q is chosen twice", id)
+			}
+			seen[id] = true
+			ids = append(ids, id)
+		}
+		return json.Marshal(ids)
+	}
+	id, err := optionID(q, content)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(id)
+}
+
+// optionID resolves an option named by id (matched exactly) or by 0-based
+// index (unless some option id is numeric).
+func optionID(q Question, v json.RawMessage) (string, error) {
+	var id string
+	if json.Unmarshal(v, &id) == nil {
+		for _, o := range q.Options {
+			if o.ID == id {
+				return id, nil
+			}
+		}
+		return "", fmt.Errorf("unknown option %q; %s", id, expectation(q))
+	}
+	var n float64
+	if json.Unmarshal(v, &n) == nil {
+		if numericIDs(q) {
+			return "", fmt.Errorf("option ids of this question are numbers: give the id as a string; %s", expectation(q))
+		}
+		i := int(n)
+		if float64(i) != n || i < 0 || i >= len(q.Options) {
+			return "", fmt.Errorf("option index %s is out of range 0..%d", preview(v), len(q.Options)-1)
+		}
+		return q.Options[i].ID, nil
+	}
+	return "", fmt.Errorf("expected an option id or index, got %s; %s", preview(v), expectation(q))
+}
+
+func numericIDs(q Question) bool {
+	for _, o := range q.Options {
+		if _, err := strconv.ParseFloat(o.ID, 64); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// expectation says what an accepted answer to q looks like.
+func expectation(q Question) string {
+	switch q.Kind {
+	case KindChoice:
+		ids := make([]string, len(q.Options))
+		for i, o := range q.Options {
+			ids[i] = strconv.Quote(o.ID)
+		}
+		s := "expected one of the option ids " + strings.Join(ids, ", ")
+		if q.Multiple {
+			s = "expected an array of the option ids " + strings.Join(ids, ", ")
+		}
+		if q.Custom {
+			s += `, or free text as {"text": "..."}`
+		}
+		return s
+	case KindConfirm:
+		return "expected true or false"
+	case KindForm:
+		return "expected an object with the form's fields"
+	}
+	return "expected a string"
+}
+
+func preview(v json.RawMessage) string {
+	s := string(bytes.TrimSpace(v))
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return s
+}

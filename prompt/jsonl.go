@@ -1,0 +1,268 @@
+package prompt
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxLine is the longest answer line accepted.
+const MaxLine = 1 << 20
+
+// Line is one parsed answer line.
+type Line struct {
+	PromptID string
+	Answer   Answer
+}
+
+var fullFormKeys = map[string]bool{"prompt_id": true, "action": true, "content": true, "text": true}
+
+// ParseLine parses one answer line (DESIGN §5). skip is true for a blank
+// line. A leading byte-order mark and a trailing \r are dropped.
+//
+//	{"prompt_id":"p2","action":"accept","content":"staging"}   full form
+//	{"action":"decline"}                                        the next pending question
+//	{"text":"use the blue one"}                                 free text
+//	"staging"                                                   any other JSON value: accept with that content
+//
+// An object is the full form when every key is one of prompt_id, action,
+// content and text; any other object is content (a form's answer).
+func ParseLine(raw []byte) (l Line, skip bool, err error) {
+	raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))
+	raw = bytes.TrimSuffix(raw, []byte("\r"))
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return Line{}, true, nil
+	}
+	if !utf8.Valid(raw) {
+		return Line{}, false, errors.New("the line is not valid UTF-8")
+	}
+	if !json.Valid(raw) {
+		var v any
+		err := json.Unmarshal(raw, &v)
+		return Line{}, false, fmt.Errorf("not JSON (%v); answer with a JSON value such as \"staging\" or {\"action\":\"decline\"}", err)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil && len(obj) > 0 && isFullForm(obj) {
+		return fullForm(obj)
+	}
+	return Line{Answer: Answer{Action: Accept, Content: json.RawMessage(bytes.TrimSpace(raw))}}, false, nil
+}
+
+func isFullForm(obj map[string]json.RawMessage) bool {
+	for k := range obj {
+		if !fullFormKeys[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func fullForm(obj map[string]json.RawMessage) (Line, bool, error) {
+	var l Line
+	if v, ok := obj["prompt_id"]; ok {
+		if json.Unmarshal(v, &l.PromptID) != nil {
+			return l, false, errors.New(`"prompt_id" must be a string such as "p1"`)
+		}
+	}
+	action := ""
+	if v, ok := obj["action"]; ok {
+		if json.Unmarshal(v, &action) != nil {
+			return l, false, errors.New(`"action" must be "accept", "decline" or "cancel"`)
+		}
+	}
+	if v, ok := obj["text"]; ok {
+		if json.Unmarshal(v, &l.Answer.Text) != nil {
+			return l, false, errors.New(`"text" must be a string`)
+		}
+	}
+	if v, ok := obj["content"]; ok && string(v) != "null" {
+		l.Answer.Content = v
+	}
+	switch {
+	case action == "":
+		if len(l.Answer.Content) == 0 && l.Answer.Text == "" {
+			return l, false, errors.New(`no "action", "content" or "text"; expected e.g. {"action":"accept","content":"staging"}`)
+		}
+		action = string(Accept)
+	case action != string(Accept) && action != string(Decline) && action != string(Cancel):
+		return l, false, fmt.Errorf("unknown action %q; expected accept, decline or cancel", action)
+	}
+	l.Answer.Action = Action(action)
+	return l, false, nil
+}
+
+// JSONL is the front end that reads answers, one JSON line per question, from
+// a stream (stdin).
+type JSONL struct {
+	// Notice, when set, receives human notes on stderr: where answers are
+	// read from (once), and a reminder every WaitNotice while waiting.
+	Notice     io.Writer
+	WaitNotice time.Duration
+	// OnBadLine is told of a bad line before the run stops (the error event).
+	OnBadLine func(*BadAnswerError)
+
+	lines  *lineReader
+	line   int
+	told   bool
+	closed bool
+}
+
+// NewJSONL reads answers from r.
+func NewJSONL(r io.Reader) *JSONL {
+	return &JSONL{lines: newLineReader(r), WaitNotice: 30 * time.Second}
+}
+
+// Ask reads the next answer line for q.
+func (j *JSONL) Ask(ctx context.Context, q Question) (Answer, error) {
+	if j.Notice != nil && !j.told {
+		j.told = true
+		fmt.Fprintln(j.Notice, "hitl: reading answers from stdin (JSONL); see hitl help answers")
+	}
+	for {
+		if j.closed {
+			return Answer{}, &UnansweredError{Source: SourceEOF, Reason: "end of input on stdin"}
+		}
+		raw, err := j.next(ctx, q)
+		if err == io.EOF {
+			j.closed = true
+			continue
+		}
+		if err != nil && err != errLineTooLong {
+			return Answer{}, err
+		}
+		j.line++
+		var l Line
+		skip := false
+		if err == nil {
+			l, skip, err = ParseLine(raw)
+		}
+		if skip {
+			continue
+		}
+		if err == nil && l.PromptID != "" && l.PromptID != q.ID {
+			err = fmt.Errorf("prompt_id %q is not the question being asked (%s)", l.PromptID, q.ID)
+		}
+		var ans Answer
+		if err == nil {
+			l.Answer.Source = SourceJSONL
+			ans, err = Check(q, l.Answer)
+		}
+		if err != nil {
+			bad := &BadAnswerError{Where: fmt.Sprintf("answer line %d", j.line), Line: j.line, PromptID: q.ID, Reason: err.Error()}
+			if j.OnBadLine != nil {
+				j.OnBadLine(bad)
+			}
+			return Answer{}, bad
+		}
+		ans.Source = SourceJSONL
+		return ans, nil
+	}
+}
+
+// next waits for the next line, reminding the person every WaitNotice.
+func (j *JSONL) next(ctx context.Context, q Question) ([]byte, error) {
+	ch := j.lines.request()
+	var tick <-chan time.Time
+	if j.Notice != nil && j.WaitNotice > 0 {
+		t := time.NewTicker(j.WaitNotice)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case r := <-ch:
+			j.lines.done()
+			return r.line, r.err
+		case <-tick:
+			fmt.Fprintf(j.Notice, "hitl: still waiting on stdin for an answer to %s: %s\n", q.ID, shortLine(q.Message))
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+func shortLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return s
+}
+
+// lineReader reads lines on demand in its own goroutine, so a wait can be
+// abandoned when the run's context ends; the pending read is kept for the
+// next request.
+type lineReader struct {
+	mu      sync.Mutex
+	r       *bufio.Reader
+	pending chan lineResult
+}
+
+type lineResult struct {
+	line []byte
+	err  error
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64*1024)}
+}
+
+// request starts reading a line unless a read is already in flight.
+func (lr *lineReader) request() chan lineResult {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	if lr.pending == nil {
+		ch := make(chan lineResult, 1)
+		lr.pending = ch
+		go func() {
+			line, err := readLine(lr.r)
+			ch <- lineResult{line, err}
+		}()
+	}
+	return lr.pending
+}
+
+func (lr *lineReader) done() {
+	lr.mu.Lock()
+	lr.pending = nil
+	lr.mu.Unlock()
+}
+
+var errLineTooLong = fmt.Errorf("the line is longer than %d bytes", MaxLine)
+
+// readLine reads one line of at most MaxLine bytes; a longer line is
+// consumed and reported. The last line needs no newline.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > MaxLine+2 {
+			for err == bufio.ErrBufferFull {
+				_, err = r.ReadSlice('\n')
+			}
+			return nil, errLineTooLong
+		}
+		line = append(line, chunk...)
+		switch err {
+		case nil:
+			return bytes.TrimSuffix(line, []byte("\n")), nil
+		case bufio.ErrBufferFull:
+			continue
+		case io.EOF:
+			if len(line) > 0 {
+				return line, nil
+			}
+			return nil, io.EOF
+		default:
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package prompt
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Secrets holds the values of secret answers. The model, events, logs and
+// sessions only ever see their placeholders, $HITL_SECRET_<n>.
+type Secrets struct {
+	mu     sync.Mutex
+	values []string
+}
+
+// Add stores a secret value and returns its placeholder.
+func (s *Secrets) Add(value string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.values = append(s.values, value)
+	return fmt.Sprintf("$HITL_SECRET_%d", len(s.values))
+}
+
+// Env returns HITL_SECRET_<n>=value for each secret, for shell commands.
+func (s *Secrets) Env() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	env := make([]string, len(s.values))
+	for i, v := range s.values {
+		env[i] = fmt.Sprintf("HITL_SECRET_%d=%s", i+1, v)
+	}
+	return env
+}
+
+var placeholder = regexp.MustCompile(`\$\{?HITL_SECRET_([0-9]+)\}?`)
+
+// Expand replaces placeholders ($HITL_SECRET_1 or ${HITL_SECRET_1}) in text
+// with their values, for remote tool arguments. Unknown placeholders stay.
+func (s *Secrets) Expand(text string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return placeholder.ReplaceAllStringFunc(text, func(m string) string {
+		n, _ := strconv.Atoi(placeholder.FindStringSubmatch(m)[1])
+		if n < 1 || n > len(s.values) {
+			return m
+		}
+		return s.values[n-1]
+	})
+}
+
+// Mask replaces every secret value in text by ***, for text that must not
+// carry them (command output shown to the model, logs).
+func (s *Secrets) Mask(text string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range s.values {
+		if len(v) >= 4 {
+			text = strings.ReplaceAll(text, v, "***")
+		}
+	}
+	return text
+}
