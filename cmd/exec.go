@@ -105,17 +105,20 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 		return err
 	}
 	defer closeFE()
+	runID := newRunID()
 	toolList, err := tools.Build(cfg, agent, tools.Deps{
 		WorkingDir:  opts.WorkingDir,
+		RunID:       runID,
 		Asker:       asker,
 		Secrets:     asker.Secrets,
 		Permissions: cfg.Permissions,
 		Yolo:        opts.Yolo,
+		Progress:    progressFunc(sink),
 	})
 	if err != nil {
 		return err
 	}
-	runID := newRunID()
+	defer tools.Close(toolList)
 	sink.Emit(exec.Stamp(&exec.RunStarted{RunID: runID, Agent: agent.Name, Model: modelLabel(agent.Model)}, "run.started", time.Now()))
 
 	maxIter := agent.MaxIterations

@@ -85,6 +85,20 @@ func (s *humanSink) Emit(e exec.Event) {
 	}
 }
 
+// progressFunc returns how tools show progress to a person: a line on
+// stderr in human mode, nothing with --json.
+func progressFunc(sink exec.Sink) func(string) {
+	hs, ok := sink.(*humanSink)
+	if !ok {
+		return nil
+	}
+	return func(msg string) {
+		hs.mu.Lock()
+		defer hs.mu.Unlock()
+		hs.progress("hitl: %s\n", termtext.Line(msg))
+	}
+}
+
 func (s *humanSink) progress(format string, args ...any) {
 	if !s.quiet {
 		fmt.Fprintf(s.err, format, args...)

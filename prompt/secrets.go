@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -58,6 +59,11 @@ func (s *Secrets) Mask(text string) string {
 	for _, v := range s.values {
 		if len(v) >= 4 {
 			text = strings.ReplaceAll(text, v, "***")
+			// also as it appears inside a JSON string (a remote tool's
+			// result echoing its arguments)
+			if q, _ := json.Marshal(v); string(q[1:len(q)-1]) != v {
+				text = strings.ReplaceAll(text, string(q[1:len(q)-1]), "***")
+			}
 		}
 	}
 	return text
