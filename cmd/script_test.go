@@ -11,6 +11,10 @@ import (
 
 var update = flag.Bool("update", false, "update testscript golden files (cmp) in place")
 
+// scriptSetups run in each script's Setup, in the test process: a feature's
+// test file appends to it in init (e.g. to start a server for its scripts).
+var scriptSetups []func(*testscript.Env) error
+
 func TestMain(m *testing.M) {
 	os.Exit(testscript.RunMain(m, map[string]func() int{"hitl": cmd.Main}))
 }
@@ -23,6 +27,11 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CI", "")
 			env.Setenv("HITL_PROMPT", "")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
+			for _, setup := range scriptSetups {
+				if err := setup(env); err != nil {
+					return err
+				}
+			}
 			return nil
 		},
 	})
