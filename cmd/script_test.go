@@ -1,8 +1,10 @@
 package cmd_test
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/hitl-dev/hitl/cmd"
@@ -19,6 +21,9 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "../testdata/script",
 		UpdateScripts: *update,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"jsonlines": cmdJSONLines,
+		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("CI", "")
 			env.Setenv("HITL_PROMPT", "")
@@ -26,4 +31,35 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// cmdJSONLines checks that every line of a file (stdout, stderr or a path) is
+// a JSON object with a type, the first of type args[1] and the last of type
+// args[2]: jsonlines stdout run.started run.finished
+func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: jsonlines FILE FIRST LAST")
+	}
+	var text string
+	switch args[0] {
+	case "stdout", "stderr":
+		text = ts.ReadFile(args[0])
+	default:
+		text = ts.ReadFile(args[0])
+	}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	var types []string
+	for i, line := range lines {
+		var ev struct {
+			Type string `json:"type"`
+			Time string `json:"time"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Type == "" || ev.Time == "" {
+			ts.Fatalf("line %d is not a JSON event with type and time: %q (%v)", i+1, line, err)
+		}
+		types = append(types, ev.Type)
+	}
+	if types[0] != args[1] || types[len(types)-1] != args[2] {
+		ts.Fatalf("events %v: want first %s and last %s", types, args[1], args[2])
+	}
 }
