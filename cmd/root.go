@@ -29,6 +29,7 @@ agents can run unattended but not unsupervised.`,
 	})
 	root.AddCommand(
 		NewCmdExec(ios, nil),
+		NewCmdResume(ios, nil),
 		NewCmdValidate(ios, nil),
 		NewCmdVersion(ios),
 	)
