@@ -61,6 +61,10 @@ type Question struct {
 	// stop the run for (shell approvals, remote user_choice): unanswered,
 	// they are denied at once.
 	NoStop bool `json:"-"`
+	// NoReplay keeps a question from being answered by a recording (a
+	// resumed session's answers): remote user_choice answers must never
+	// be replayed (seed 000).
+	NoReplay bool `json:"-"`
 }
 
 // Field is one property of a form question.
