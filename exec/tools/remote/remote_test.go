@@ -103,9 +103,9 @@ func TestUserChoice(t *testing.T) {
 		result   string
 		isError  bool
 	}{
-		{"chosen", answer(prompt.Accept, `"Yes once"`, prompt.SourceJSONL), 1, `choice 1 "Yes once": wrote 5 bytes to notes.txt`, false},
+		{"chosen", answer(prompt.Accept, `"Yes once"`, prompt.SourceJSONL), 1, `choice 1 "Yes once": write of 5 bytes to notes.txt allowed`, false},
 		{"chosen for session", answer(prompt.Accept, `"Yes for session"`, prompt.SourceTTY), 0, `choice 0 "Yes for session"`, false},
-		{"chosen no", answer(prompt.Accept, `"No"`, prompt.SourceAnswers), 2, `choice 2 "No": did not write notes.txt`, false},
+		{"chosen no", answer(prompt.Accept, `"No"`, prompt.SourceAnswers), 2, `choice 2 "No": write to notes.txt declined`, false},
 		{"declined: the default", answer(prompt.Decline, "", prompt.SourceJSONL), 2, `choice 2 "No"`, false},
 		{"dismissed: the default", answer(prompt.Cancel, "", prompt.SourceTTY), 2, `choice 2 "No"`, false},
 		{"end of input: nothing sent", answer(prompt.Cancel, "", prompt.SourceEOF), -1, "nobody was available to answer (end of input)", true},

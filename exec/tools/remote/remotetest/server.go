@@ -178,7 +178,7 @@ func (c *call) writeFile() {
 	allowed := c.s.session[c.inv.GroupID]
 	c.s.mu.Unlock()
 	if allowed {
-		c.result(fmt.Sprintf("wrote %d bytes to %s (allowed for the session)", len(args.Content), args.Path))
+		c.result(fmt.Sprintf("write of %d bytes to %s allowed (Yes for session, remembered by the tool)", len(args.Content), args.Path))
 		return
 	}
 	sel, err := c.ask("Allow writing to the original directory?", writeChoices, 2)
@@ -194,9 +194,9 @@ func (c *call) writeFile() {
 		c.s.mu.Unlock()
 		fallthrough
 	case 1:
-		c.result(fmt.Sprintf("choice %d %q: wrote %d bytes to %s", sel, writeChoices[sel], len(args.Content), args.Path))
+		c.result(fmt.Sprintf("choice %d %q: write of %d bytes to %s allowed", sel, writeChoices[sel], len(args.Content), args.Path))
 	default:
-		c.result(fmt.Sprintf("choice %d %q: did not write %s", sel, writeChoices[sel], args.Path))
+		c.result(fmt.Sprintf("choice %d %q: write to %s declined", sel, writeChoices[sel], args.Path))
 	}
 }
 
