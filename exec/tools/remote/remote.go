@@ -231,12 +231,18 @@ func (t *Tool) choose(ctx context.Context, p *pending, c UserChoice) (chooseResu
 	}
 	selected := c.Default // dismissed: the default, as seed 000 says
 	if ans.Action == prompt.Accept {
+		selected = -1
 		var id string
 		_ = json.Unmarshal(ans.Content, &id)
 		for i, oid := range ids {
 			if oid == id {
 				selected = i
 			}
+		}
+		if selected < 0 { // never a guess: the front ends check answers
+			t.opts.Server.unregister(p)
+			r := t.errorResult("the answer to %q names none of its choices; nothing was sent to the tool and the call was abandoned.", c.Prompt)
+			return chooseResult{end: &r}, nil
 		}
 	}
 	if err := t.respond(ctx, c.ResponseURL, Selection{ID: p.id, Selected: selected}); err != nil {

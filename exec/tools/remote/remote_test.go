@@ -111,6 +111,7 @@ func TestUserChoice(t *testing.T) {
 		{"end of input: nothing sent", answer(prompt.Cancel, "", prompt.SourceEOF), -1, "nobody was available to answer (end of input)", true},
 		{"no front end: nothing sent", answer(prompt.Cancel, "", prompt.SourcePolicy), -1, "nobody was available", true},
 		{"prompt timeout: nothing sent", answer(prompt.Cancel, "", prompt.SourceTimeout), -1, "nobody was available", true},
+		{"unknown option: nothing sent", answer(prompt.Accept, `"Maybe"`, prompt.SourceJSONL), -1, "names none of its choices", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
