@@ -21,10 +21,10 @@ import (
 //     an allow rule.
 //   - None otherwise, with the reason.
 func (c *Checker) Shell(tool, line string, args map[string]any) Verdict {
-	a := Analyze(line)
 	if c == nil {
-		return Verdict{Reason: "no permissions are configured"}
+		return Verdict{Reason: "no permissions rule allows it"}
 	}
+	a := Analyze(line)
 	for _, l := range []struct {
 		rules []Rule
 		d     Decision
@@ -47,6 +47,8 @@ func (c *Checker) Shell(tool, line string, args map[string]any) Verdict {
 		return Verdict{Reason: "the line " + a.Unsafe[0] + ", so it is never allowed without asking"}
 	case len(a.Commands) == 0:
 		return Verdict{Reason: "the line runs no command"}
+	case len(c.allow) == 0:
+		return Verdict{Reason: "no permissions rule allows it"}
 	}
 	for _, cmd := range a.Commands {
 		if !c.allowed(tool, cmd, args) {
