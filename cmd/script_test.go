@@ -3,6 +3,7 @@ package cmd_test
 import (
 	"flag"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/hitl-dev/hitl/cmd"
@@ -16,6 +17,10 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:           "../testdata/script",
 		UpdateScripts: *update,
@@ -23,6 +28,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CI", "")
 			env.Setenv("HITL_PROMPT", "")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
+			// HITL_REPO is the source tree, for scripts that run the
+			// files it ships (agents/, docs/pre-push).
+			env.Setenv("HITL_REPO", repo)
 			return nil
 		},
 	})
