@@ -39,6 +39,9 @@ func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration)
 	err = cmd.Start()
 	w.Close() // the child holds its own copy
 	if err != nil {
+		if ctx.Err() != nil {
+			return exec.Result{}, fmt.Errorf("shell command stopped: %w", ctx.Err())
+		}
 		return errorResult("cannot run %s: %v", t.opts.Shell, err), nil
 	}
 	out := newCapture(MaxOutput)

@@ -388,3 +388,12 @@ func TestOutputCap(t *testing.T) {
 		t.Errorf("result has %d characters", n)
 	}
 }
+
+func TestCancelledBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := yolo(t, Options{}).Call(ctx, exec.ToolCall{ID: "c", Name: Name, Arguments: json.RawMessage(`{"cmd":"touch made"}`)})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+}
