@@ -30,6 +30,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/model/cassette"
 	"github.com/hitl-dev/hitl/exec/model/internal/provider"
 )
 
@@ -276,6 +277,10 @@ func (m *Model) attempt(ctx context.Context, p sdk.MessageNewParams) (exec.Turn,
 }
 
 func (m *Model) requestErr(err error) error {
+	var miss *cassette.MissError
+	if errors.As(err, &miss) {
+		return miss
+	}
 	w := m.wrap(err)
 	var ae *provider.APIError
 	if errors.As(w, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

@@ -30,6 +30,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/model/cassette"
 	"github.com/hitl-dev/hitl/exec/model/internal/provider"
 )
 
@@ -263,6 +264,10 @@ func (m *Model) attempt(ctx context.Context, p oa.ChatCompletionNewParams) (exec
 
 // requestErr is the error of a request that got no usable response.
 func (m *Model) requestErr(err error) error {
+	var miss *cassette.MissError
+	if errors.As(err, &miss) {
+		return miss
+	}
 	if w := m.wrap(err); isAPI(w) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return w
 	}
