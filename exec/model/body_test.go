@@ -52,7 +52,7 @@ func body(t *testing.T, provider string, m *config.Model, req exec.Request) map[
 		t.Fatal(err)
 	}
 	var b map[string]any
-	if err := json.Unmarshal(srv.Requests()[0].Body, &b); err != nil {
+	if err := json.Unmarshal([]byte(srv.Requests()[0].Body), &b); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -203,7 +203,7 @@ func TestAnthropicThinkingRoundTrip(t *testing.T) {
 			Content []map[string]any `json:"content"`
 		} `json:"messages"`
 	}
-	if err := json.Unmarshal(srv.Requests()[1].Body, &b); err != nil {
+	if err := json.Unmarshal([]byte(srv.Requests()[1].Body), &b); err != nil {
 		t.Fatal(err)
 	}
 	got := b.Messages[1].Content

@@ -16,45 +16,48 @@ import (
 // Call is a tool call of a reply. Args are the argument chunks, sent one
 // delta each (joined, they are the JSON arguments).
 type Call struct {
-	ID   string
-	Name string
-	Args []string
+	ID   string   `json:"id"`
+	Name string   `json:"name"`
+	Args []string `json:"args"`
 }
 
 // Thinking is an Anthropic thinking block (Redacted: a redacted one).
 type Thinking struct {
-	Text, Signature, Redacted string
+	Text      string `json:"text,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Redacted  string `json:"redacted,omitempty"`
 }
 
 // Reply is what the server answers to one request.
 type Reply struct {
 	// Status, when not 0 or 200, makes the reply an error: Body (or a
 	// provider-shaped error carrying Message) with Header.
-	Status  int
-	Message string
-	Body    string
-	Header  map[string]string
+	Status  int               `json:"status,omitempty"`
+	Message string            `json:"message,omitempty"`
+	Body    string            `json:"body,omitempty"`
+	Header  map[string]string `json:"header,omitempty"`
 
 	// A streamed turn.
-	Text      []string // text chunks
-	Calls     []Call
-	Thinking  []Thinking
-	InTokens  int64
-	OutTokens int64
+	Text      []string   `json:"text,omitempty"` // text chunks
+	Calls     []Call     `json:"calls,omitempty"`
+	Thinking  []Thinking `json:"thinking,omitempty"`
+	InTokens  int64      `json:"in_tokens,omitempty"`
+	OutTokens int64      `json:"out_tokens,omitempty"`
 	// CutAfter > 0 drops the connection after that many SSE events.
-	CutAfter int
+	CutAfter int `json:"cut_after,omitempty"`
 	// Raw, when set, is sent as the whole event-stream body.
-	Raw string
+	Raw string `json:"raw,omitempty"`
 
 	// Repeat keeps answering with this reply.
-	Repeat bool
+	Repeat bool `json:"repeat,omitempty"`
 }
 
 // Request is a request the server received.
 type Request struct {
-	Method, Path string
-	Header       http.Header
-	Body         []byte
+	Method string      `json:"method"`
+	Path   string      `json:"path"`
+	Header http.Header `json:"header"`
+	Body   string      `json:"body"`
 }
 
 // Format is the wire format a Server speaks.
@@ -100,7 +103,7 @@ func (s *Server) next(r *http.Request) (Reply, bool) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(body)})
 	if len(s.replies) == 0 {
 		return Reply{}, false
 	}
