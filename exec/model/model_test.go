@@ -316,3 +316,40 @@ func TestCancel(t *testing.T) {
 		}
 	}
 }
+
+// An overloaded_error event in an Anthropic stream retries the turn; an
+// invalid_request_error event is returned.
+func TestAnthropicErrorEvent(t *testing.T) {
+	ev := func(typ string) string {
+		return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"x\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n" +
+			"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"" + typ + "\",\"message\":\"went wrong\"}}\n\n"
+	}
+	srv := fakellm.New(fakellm.Anthropic, fakellm.Reply{Raw: ev("overloaded_error")}, fakellm.Reply{Text: []string{"ok"}}, fakellm.Reply{Raw: ev("invalid_request_error")})
+	defer srv.Close()
+	m := newModel(t, "anthropic", srv.URL, fastOpts(env(map[string]string{"ANTHROPIC_API_KEY": "k"})))
+	got, err := m.Turn(context.Background(), request())
+	if err != nil || got.Message.Text != "ok" {
+		t.Fatalf("turn %+v, err %v", got, err)
+	}
+	_, err = m.Turn(context.Background(), request())
+	if err == nil || err.Error() != "anthropic: error event: went wrong" {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("%d requests", n)
+	}
+}
+
+// An OpenAI stream carrying an error object is an error, not a hang or a
+// retry.
+func TestOpenAIErrorInStream(t *testing.T) {
+	srv := fakellm.New(fakellm.OpenAI, fakellm.Reply{Raw: "data: {\"error\":{\"message\":\"context too long\",\"type\":\"invalid_request_error\"}}\n\n", Repeat: true})
+	defer srv.Close()
+	_, err := newModel(t, "openai", srv.URL, fastOpts(env(map[string]string{"OPENAI_API_KEY": "k"}))).Turn(context.Background(), request())
+	if err == nil || !strings.Contains(err.Error(), "context too long") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests", n)
+	}
+}
