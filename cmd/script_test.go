@@ -1,12 +1,18 @@
 package cmd_test
 
 import (
+	"encoding/json"
+	"errors"
 	"flag"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hitl-dev/hitl/cmd"
+	"github.com/hitl-dev/hitl/exec/session"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -24,6 +30,12 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "../testdata/script",
 		UpdateScripts: *update,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"jsonlines":   cmdJSONLines,
+			"locksession": cmdLockSession,
+			"exitcode":    cmdExitCode,
+			"llm":         cmdLLM,
+		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("CI", "")
 			env.Setenv("HITL_PROMPT", "")
@@ -31,7 +43,74 @@ func TestScripts(t *testing.T) {
 			// HITL_REPO is the source tree, for scripts that run the
 			// files it ships (agents/, docs/pre-push).
 			env.Setenv("HITL_REPO", repo)
+			examples, err := filepath.Abs("../agents")
+			if err != nil {
+				return err
+			}
+			env.Setenv("EXAMPLES", examples)
+			setupLLM(env)
 			return nil
 		},
 	})
+}
+
+// cmdJSONLines checks that every line of a file (stdout, stderr or a path) is
+// a JSON object with a type, the first of type args[1] and the last of type
+// args[2]: jsonlines stdout run.started run.finished
+func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: jsonlines FILE FIRST LAST")
+	}
+	var text string
+	switch args[0] {
+	case "stdout", "stderr":
+		text = ts.ReadFile(args[0])
+	default:
+		text = ts.ReadFile(args[0])
+	}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	var types []string
+	for i, line := range lines {
+		var ev struct {
+			Type string `json:"type"`
+			Time string `json:"time"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Type == "" || ev.Time == "" {
+			ts.Fatalf("line %d is not a JSON event with type and time: %q (%v)", i+1, line, err)
+		}
+		types = append(types, ev.Type)
+	}
+	if types[0] != args[1] || types[len(types)-1] != args[2] {
+		ts.Fatalf("events %v: want first %s and last %s", types, args[1], args[2])
+	}
+}
+
+// cmdLockSession holds a session open, as a running hitl would, until the
+// script ends: locksession FILE
+func cmdLockSession(ts *testscript.TestScript, neg bool, args []string) {
+	j, _, err := session.Open(ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Fatalf("locksession: %v", err)
+	}
+	ts.Defer(func() { j.Close() })
+}
+
+// cmdExitCode runs hitl and checks its exit code, which testscript's exec
+// does not: exitcode N ARGS...
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N hitl ARGS...")
+	}
+	err := ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *osexec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if want := args[0]; strconv.Itoa(got) != want {
+		ts.Fatalf("exit code %d, want %s", got, want)
+	}
 }

@@ -29,6 +29,12 @@ type Deps struct {
 	// Yolo approves shell commands without asking (deny and ask rules
 	// still apply).
 	Yolo bool
+	// Approvals are shell command lines approved for the session before
+	// (a resumed run).
+	Approvals []string
+	// OnApproval is told of each command line approved for the session
+	// (the session journal), if set.
+	OnApproval func(command string)
 }
 
 // Build returns the tools of agent a, in toolset order.
@@ -72,10 +78,12 @@ func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.
 		if d.Secrets != nil {
 			secrets = d.Secrets
 		}
-		return []exec.Tool{shell.New(shell.Options{
+		t := shell.New(shell.Options{
 			Env: ts.Env, WorkingDir: ts.WorkingDir, BaseDir: d.WorkingDir, Timeout: ts.Timeout, Shell: ts.Shell,
-			Asker: askerOf(d), Secrets: secrets, Permissions: checker, Yolo: d.Yolo,
-		})}, nil
+			Asker: askerOf(d), Secrets: secrets, Permissions: checker, Yolo: d.Yolo, OnApprove: d.OnApproval,
+		})
+		t.Restore(d.Approvals)
+		return []exec.Tool{t}, nil
 	case "verdict":
 		return []exec.Tool{verdict.New()}, nil
 	case "user_prompt":

@@ -66,6 +66,9 @@ type Options struct {
 	Permissions Checker
 	// Yolo runs what no deny or ask rule stops, without asking.
 	Yolo bool
+	// OnApprove, if set, is told of each command line approved for the
+	// session (the session journal keeps them for hitl resume).
+	OnApprove func(line string)
 }
 
 // Tool is the shell tool.
@@ -179,6 +182,9 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, dir string)
 		t.mu.Lock()
 		t.approved[line] = true
 		t.mu.Unlock()
+		if t.opts.OnApprove != nil {
+			t.opts.OnApprove(line)
+		}
 	}
 	return true, exec.Result{}, nil
 }
