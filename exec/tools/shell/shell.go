@@ -32,6 +32,8 @@ const (
 	// DefaultGrace is how long a process group has between SIGTERM and
 	// SIGKILL.
 	DefaultGrace = 2 * time.Second
+	// maxTimeout bounds a call's timeout (and keeps it from overflowing).
+	maxTimeout = 24 * time.Hour
 )
 
 // Checker decides shell lines (permissions.Checker).
@@ -135,7 +137,7 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 		if *a.Timeout <= 0 {
 			return errorResult("timeout must be a positive number of seconds"), nil
 		}
-		timeout = time.Duration(*a.Timeout * float64(time.Second))
+		timeout = time.Duration(min(*a.Timeout, maxTimeout.Seconds()) * float64(time.Second))
 	}
 	ok, refusal, err := t.permit(ctx, call, a.Cmd, dir)
 	if err != nil || !ok {
