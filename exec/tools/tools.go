@@ -8,7 +8,9 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/permissions"
 	"github.com/hitl-dev/hitl/exec/tools/remote"
+	"github.com/hitl-dev/hitl/exec/tools/shell"
 	"github.com/hitl-dev/hitl/exec/tools/userprompt"
 	"github.com/hitl-dev/hitl/exec/tools/verdict"
 	"github.com/hitl-dev/hitl/prompt"
@@ -30,32 +32,70 @@ type Deps struct {
 	// Yolo approves shell commands without asking (deny and ask rules
 	// still apply).
 	Yolo bool
+	// Approvals are shell command lines approved for the session before
+	// (a resumed run).
+	Approvals []string
+	// OnApproval is told of each command line approved for the session
+	// (the session journal), if set.
+	OnApproval func(command string)
 	// Progress shows a line of progress to a person (nil: none, as with
 	// --quiet or --json).
 	Progress func(msg string)
-
-	// remote is the callback server of the run's remote toolsets, made by
-	// the first of them.
-	remote *remote.Server
 }
 
 // Build returns the tools of agent a, in toolset order.
+//
+// Tools other than shell that an ask or deny rule of the permissions names
+// are wrapped: denied calls become error results, asked ones need a
+// person's approval. Shell applies the permissions itself.
 func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
+	checker, err := permissions.New(d.Permissions.Allow, d.Permissions.Ask, d.Permissions.Deny)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
 	var out []exec.Tool
+	var callbacks *remote.Server // shared by the remote toolsets of the run
 	for _, ts := range a.Toolsets {
-		tools, err := build(cfg, ts, &d)
+		if ts.Type == "remote" && callbacks == nil {
+			callbacks = remote.NewServer()
+		}
+		tools, err := build(cfg, ts, d, checker, callbacks)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d:%d: toolset %s: %w", cfg.Path, ts.Pos.Line, ts.Pos.Col, ts.Type, err)
 		}
-		out = append(out, tools...)
+		for _, t := range tools {
+			if name := t.Spec().Name; ts.Type != "shell" && checker.Gates(name) {
+				t = &gated{Tool: t, name: name, checker: checker, asker: askerOf(d)}
+			}
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }
 
-func build(cfg *config.Config, ts *config.Toolset, d *Deps) ([]exec.Tool, error) {
+// askerOf avoids a nil *prompt.Asker inside a non-nil interface.
+func askerOf(d Deps) permissions.Asker {
+	if d.Asker == nil {
+		return nil
+	}
+	return d.Asker
+}
+
+func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.Checker, callbacks *remote.Server) ([]exec.Tool, error) {
 	switch ts.Type {
 	case "remote":
-		return buildRemote(ts, d)
+		return buildRemote(ts, d, callbacks)
+	case "shell":
+		var secrets shell.Secrets
+		if d.Secrets != nil {
+			secrets = d.Secrets
+		}
+		t := shell.New(shell.Options{
+			Env: ts.Env, WorkingDir: ts.WorkingDir, BaseDir: d.WorkingDir, Timeout: ts.Timeout, Shell: ts.Shell,
+			Asker: askerOf(d), Secrets: secrets, Permissions: checker, Yolo: d.Yolo, OnApprove: d.OnApproval,
+		})
+		t.Restore(d.Approvals)
+		return []exec.Tool{t}, nil
 	case "verdict":
 		return []exec.Tool{verdict.New()}, nil
 	case "user_prompt":
@@ -64,11 +104,8 @@ func build(cfg *config.Config, ts *config.Toolset, d *Deps) ([]exec.Tool, error)
 	return nil, fmt.Errorf("type %s is not implemented yet", ts.Type)
 }
 
-func buildRemote(ts *config.Toolset, d *Deps) ([]exec.Tool, error) {
-	if d.remote == nil {
-		d.remote = remote.NewServer()
-	}
-	opts := remote.Options{RunID: d.RunID, Server: d.remote, Asker: d.Asker, Progress: d.Progress}
+func buildRemote(ts *config.Toolset, d Deps, callbacks *remote.Server) ([]exec.Tool, error) {
+	opts := remote.Options{RunID: d.RunID, Server: callbacks, Asker: askerOf(d), Progress: d.Progress}
 	if d.Secrets != nil {
 		opts.Secrets = d.Secrets
 	}
@@ -88,6 +125,9 @@ func buildRemote(ts *config.Toolset, d *Deps) ([]exec.Tool, error) {
 func Close(list []exec.Tool) error {
 	var errs []error
 	for _, t := range list {
+		if g, ok := t.(*gated); ok {
+			t = g.Tool
+		}
 		if c, ok := t.(io.Closer); ok {
 			errs = append(errs, c.Close())
 		}
