@@ -26,7 +26,8 @@ type chunk struct {
 // ends (answered, dismissed, timed out) leaves the goroutine blocked in Read;
 // the keys it reads next go to the next prompt instead of being lost.
 type keySource struct {
-	f *os.File
+	f  *os.File
+	fd uintptr // f's descriptor, for survey's termios calls
 
 	once   sync.Once
 	chunks chan chunk    // unbuffered: a read waits for a prompt to take it
@@ -35,8 +36,33 @@ type keySource struct {
 }
 
 func newKeySource(f *os.File) *keySource {
-	return &keySource{f: f, chunks: make(chan chunk), done: make(chan struct{})}
+	return &keySource{f: f, fd: rawFd(f), chunks: make(chan chunk), done: make(chan struct{})}
 }
+
+// rawFd returns f's descriptor without os.File.Fd's side effect of putting
+// it in blocking mode: a terminal opened by hitl (/dev/tty) stays in the
+// poller, so closing it ends a read in progress.
+func rawFd(f *os.File) uintptr {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return f.Fd()
+	}
+	var fd uintptr
+	if rc.Control(func(x uintptr) { fd = x }) != nil {
+		return f.Fd()
+	}
+	return fd
+}
+
+// fdWriter is the output survey draws on: the terminal, with its descriptor
+// (for the terminal's width) taken by rawFd.
+type fdWriter struct {
+	f  *os.File
+	fd uintptr
+}
+
+func (w fdWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
+func (w fdWriter) Fd() uintptr                 { return w.fd }
 
 func (s *keySource) start() {
 	s.once.Do(func() { go s.run() })
@@ -92,7 +118,7 @@ type keyReader struct {
 	dismissed bool
 }
 
-func (r *keyReader) Fd() uintptr { return r.src.f.Fd() }
+func (r *keyReader) Fd() uintptr { return r.src.fd }
 
 func (r *keyReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {

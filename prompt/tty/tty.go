@@ -21,7 +21,7 @@ import (
 
 // FrontEnd asks questions on a terminal. It implements prompt.FrontEnd.
 type FrontEnd struct {
-	out  *os.File
+	out  fdWriter
 	keys *keySource
 	mu   sync.Mutex // one question at a time on one terminal
 }
@@ -33,7 +33,7 @@ func New(in, out *os.File) *FrontEnd {
 	if os.Getenv("NO_COLOR") != "" {
 		core.DisableColor = true
 	}
-	return &FrontEnd{out: out, keys: newKeySource(in)}
+	return &FrontEnd{out: fdWriter{f: out, fd: rawFd(out)}, keys: newKeySource(in)}
 }
 
 // errDismissed is a question dismissed with Esc or Ctrl-D.
@@ -77,7 +77,7 @@ func (f *FrontEnd) Ask(ctx context.Context, q prompt.Question) (prompt.Answer, e
 type session struct {
 	ctx context.Context
 	in  *keyReader
-	out *os.File
+	out fdWriter
 }
 
 // capture receives survey's answer as survey produced it (core.OptionAnswer,
