@@ -267,3 +267,38 @@ func TestTTYExecPromptTimeoutStops(t *testing.T) {
 		t.Errorf("screen:\n%s", r.screenText())
 	}
 }
+
+func TestTTYAskConfirm(t *testing.T) {
+	r := startTTY(t, false, "ask", "Deploy to production?", "--confirm")
+	r.expect("(y/N)")
+	r.send("y", ttyEnter)
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit %d; screen:\n%s", code, r.screenText())
+	}
+	if got := r.stdout.String(); got != "true\n" {
+		t.Errorf("stdout = %q", got)
+	}
+}
+
+func TestTTYAskEscDismissesExit3(t *testing.T) {
+	r := startTTY(t, true, "ask", "Deploy to production?", "--confirm", "--prompt", "tty")
+	r.expect("(y/N)")
+	r.send("\x1b")
+	if code := r.wait(); code != 3 {
+		t.Fatalf("exit %d, want 3; screen:\n%s", code, r.screenText())
+	}
+}
+
+func TestTTYAskNumber(t *testing.T) {
+	r := startTTY(t, false, "ask", "How many replicas?", "--schema", `{"type":"integer","minimum":1}`)
+	r.expect("(Esc to dismiss)")
+	r.send("0", ttyEnter)
+	r.expect("invalid")
+	r.send("3", ttyEnter)
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit %d; screen:\n%s", code, r.screenText())
+	}
+	if got := r.stdout.String(); got != "3\n" {
+		t.Errorf("stdout = %q; screen:\n%s", got, r.screenText())
+	}
+}

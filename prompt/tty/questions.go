@@ -19,11 +19,12 @@ const customLabel = "Type your own answer…"
 // errSkipped is an optional form field left empty.
 var errSkipped = errors.New("skipped")
 
-// consent reports whether q's default must not be preselected: the model
-// wrote it, and a person pressing Enter out of habit must not approve
-// anything (DESIGN §1). Confirmations count as consent, as for --unanswered.
+// consent reports whether q's default must not be preselected: on a
+// consent question (a confirmation, a shell approval, a remote choice) the
+// model wrote the default, and a person pressing Enter out of habit must not
+// approve anything (DESIGN §1). A consent confirmation defaults to no.
 func consent(q, parent prompt.Question) bool {
-	return q.Consent || parent.Consent || q.Kind == prompt.KindConfirm
+	return q.Consent || parent.Consent
 }
 
 // question asks a question that is not a form.

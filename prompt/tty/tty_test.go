@@ -339,11 +339,19 @@ func TestConfirm(t *testing.T) {
 	wantAnswer(t, ans, err, prompt.Accept, `true`, "")
 }
 
-func TestConfirmDefaultIsNeverYes(t *testing.T) {
-	// The model wrote default true; a confirmation is consent, so Enter
-	// alone means no.
+func TestConfirmDefault(t *testing.T) {
 	q := prompt.Question{Kind: prompt.KindConfirm, Message: "Deploy?", Default: json.RawMessage(`true`)}
 	ans, err, _ := askOn(t, q, func(tm *terminal) {
+		tm.expect("(Y/n)")
+		tm.send(keyEnter)
+		tm.expect("Yes")
+	})
+	wantAnswer(t, ans, err, prompt.Accept, `true`, "")
+
+	// On a consent question the model wrote the default: Enter alone
+	// means no.
+	q.Consent = true
+	ans, err, _ = askOn(t, q, func(tm *terminal) {
 		tm.expect("(y/N)")
 		tm.send(keyEnter)
 		tm.expect("No")
