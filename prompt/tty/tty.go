@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 
 	"github.com/AlecAivazis/survey/v2"
 	"github.com/AlecAivazis/survey/v2/core"
@@ -23,7 +22,7 @@ import (
 type FrontEnd struct {
 	out  fdWriter
 	keys *keySource
-	mu   sync.Mutex // one question at a time on one terminal
+	turn chan struct{} // holds a token while a question is on the terminal
 }
 
 // New returns a front end that reads keys from in and draws on out; both
@@ -33,7 +32,7 @@ func New(in, out *os.File) *FrontEnd {
 	if os.Getenv("NO_COLOR") != "" {
 		core.DisableColor = true
 	}
-	return &FrontEnd{out: fdWriter{f: out, fd: rawFd(out)}, keys: newKeySource(in)}
+	return &FrontEnd{out: fdWriter{f: out, fd: rawFd(out)}, keys: newKeySource(in), turn: make(chan struct{}, 1)}
 }
 
 // errDismissed is a question dismissed with Esc or Ctrl-D.
@@ -44,8 +43,14 @@ var errDismissed = errors.New("dismissed")
 // When ctx ends the prompt is taken down, the terminal restored, and the
 // context's cause returned.
 func (f *FrontEnd) Ask(ctx context.Context, q prompt.Question) (prompt.Answer, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	// One question at a time on one terminal; waiting for the turn ends
+	// with ctx.
+	select {
+	case f.turn <- struct{}{}:
+		defer func() { <-f.turn }()
+	case <-ctx.Done():
+		return prompt.Answer{}, context.Cause(ctx)
+	}
 	if ctx.Err() != nil {
 		return prompt.Answer{}, context.Cause(ctx)
 	}

@@ -499,3 +499,30 @@ func TestCancelledContextAsksNothing(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestMultiSelectWithCustom(t *testing.T) {
+	q := prompt.Question{
+		Kind: prompt.KindChoice, Multiple: true, Custom: true, Message: "Which colours?",
+		Options: []prompt.Option{{ID: "r", Label: "Red"}, {ID: "g", Label: "Green"}},
+	}
+	ans, err, _ := askOn(t, q, func(tm *terminal) {
+		tm.expect("Type your own answer")
+		tm.send(" ", keyUp, " ", keyEnter)
+		tm.expect("Your answer:")
+		tm.send("teal", keyEnter)
+		tm.expect("teal")
+	})
+	wantAnswer(t, ans, err, prompt.Accept, "", "Red, teal")
+}
+
+func TestEscapedDefaultAnswersRaw(t *testing.T) {
+	q := prompt.Question{Kind: prompt.KindText, Message: "Colour?", Default: json.RawMessage(`"red\u001b[0m"`)}
+	ans, err, tm := askOn(t, q, func(tm *terminal) {
+		tm.expect(`(red\x1b[0m)`)
+		tm.send(keyEnter)
+	})
+	wantAnswer(t, ans, err, prompt.Accept, `"red\u001b[0m"`, "")
+	if strings.Contains(tm.raw.String(), "red\x1b[0m") {
+		t.Errorf("the default was drawn unescaped")
+	}
+}
