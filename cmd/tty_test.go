@@ -76,6 +76,9 @@ func startTTY(t *testing.T, pipedStdin bool, args ...string) *ttyRun {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := pseudotty.Setsize(c.Tty(), &pseudotty.Winsize{Cols: 100, Rows: 40}); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { c.Close() })
 
 	r := &ttyRun{t: t, c: c, screen: screen, done: make(chan error, 1)}

@@ -66,7 +66,7 @@ func (s *session) choice(q prompt.Question, tags []string, consent bool) (prompt
 	if i, ok := defaultIndex(q, q.Default); ok && !consent {
 		sel.Default = i
 	}
-	v, err := s.run(sel, nil, func() { sel.Message = summaryMessage(q) })
+	v, err := s.run(sel, nil, summaryMessage(q))
 	if err != nil {
 		return prompt.Answer{}, err
 	}
@@ -116,7 +116,7 @@ func (s *session) multiChoice(q prompt.Question, tags []string, consent bool) (p
 		_, err := check(q, a)
 		return err
 	}
-	v, err := s.run(ms, validate, func() { ms.Message = summaryMessage(q) })
+	v, err := s.run(ms, validate, summaryMessage(q))
 	if err != nil {
 		return prompt.Answer{}, err
 	}
@@ -149,7 +149,7 @@ func (s *session) freeText(q prompt.Question, chosen []string) (prompt.Answer, e
 		return err
 	}
 	in := &survey.Input{Message: "Your answer:"}
-	v, err := s.run(in, validate, nil)
+	v, err := s.run(in, validate, in.Message)
 	if err != nil {
 		return prompt.Answer{}, err
 	}
@@ -171,7 +171,7 @@ func (s *session) confirm(q prompt.Question, tags []string, consent bool) (promp
 		_, err := check(q, answer(v))
 		return err
 	}
-	v, err := s.run(c, validate, func() { c.Message = summaryMessage(q) })
+	v, err := s.run(c, validate, summaryMessage(q))
 	if err != nil {
 		return prompt.Answer{}, err
 	}
@@ -219,22 +219,11 @@ func (s *session) text(q prompt.Question, tags []string, consent, optional bool)
 		}
 		return nil
 	}
-	var (
-		p  survey.Prompt
-		in *survey.Input
-	)
+	var p survey.Prompt = &survey.Input{Message: msg, Default: shownDef}
 	if q.Secret {
 		p = &survey.Password{Message: msg}
-	} else {
-		in = &survey.Input{Message: msg, Default: shownDef}
-		p = in
 	}
-	done := func() {
-		if in != nil {
-			in.Message = summaryMessage(q)
-		}
-	}
-	v, err := s.run(p, validate, done)
+	v, err := s.run(p, validate, summaryMessage(q))
 	if err != nil {
 		return prompt.Answer{}, err
 	}

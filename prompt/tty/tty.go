@@ -67,7 +67,6 @@ func (f *FrontEnd) Ask(ctx context.Context, q prompt.Question) (prompt.Answer, e
 		ans, err = s.question(q, []string{dismissTag}, consent(q, q))
 	}
 	if errors.Is(err, errDismissed) {
-		s.note("dismissed")
 		return prompt.Answer{Action: prompt.Cancel, Source: prompt.SourceTTY}, nil
 	}
 	if err != nil {
@@ -95,24 +94,24 @@ func (c *capture) WriteAnswer(_ string, v any) error {
 }
 
 // run asks one survey prompt. validate (optional) gets survey's answer and
-// returns the reason it must be asked again; done is called with the valid
-// answer before survey draws its summary line (to shorten the message).
-func (s *session) run(p survey.Prompt, validate func(any) error, done func()) (any, error) {
+// returns the reason it must be asked again. summary replaces the prompt's
+// message in the line survey leaves once the prompt is answered or ended.
+func (s *session) run(p survey.Prompt, validate func(any) error, summary string) (any, error) {
 	var c capture
-	q := &survey.Question{Name: "answer", Prompt: p}
-	if validate != nil {
-		q.Validate = validate
-	}
-	if done != nil {
-		q.Transform = func(any) any { done(); return nil }
-	}
+	spy := &configSpy{inner: p}
+	q := &survey.Question{Name: "answer", Prompt: spy, Validate: validate}
+	q.Transform = func(any) any { setMessage(p, summary); return nil }
 	err := survey.Ask([]*survey.Question{q}, &c,
 		survey.WithStdio(s.in, s.out, s.out),
 		survey.WithShowCursor(true),
 		survey.WithPageSize(pageSize),
 	)
 	if err != nil {
-		return nil, s.mapErr(err)
+		err = s.mapErr(err)
+		if spy.config != nil {
+			s.collapse(p, spy.config, summary, err)
+		}
+		return nil, err
 	}
 	return c.v, nil
 }
@@ -125,7 +124,6 @@ func (s *session) mapErr(err error) error {
 	case s.ctx.Err() != nil:
 		// --prompt-timeout or a signal: the Asker tells them apart by
 		// the cause.
-		s.note("no answer")
 		return context.Cause(s.ctx)
 	case errors.Is(err, terminal.InterruptErr) && s.in.dismissed:
 		return errDismissed
@@ -137,8 +135,83 @@ func (s *session) mapErr(err error) error {
 	return fmt.Errorf("asking on the terminal: %w", err)
 }
 
-// note ends a prompt that got no answer with a line saying so, so the next
-// output starts on a clean line.
-func (s *session) note(what string) {
-	fmt.Fprintf(s.out, "\r\x1b[K  (%s)\r\n", what)
+// collapse redraws a prompt that ended without an answer as its summary
+// line saying why, as survey does for an answer.
+func (s *session) collapse(p survey.Prompt, cfg *survey.PromptConfig, summary string, why error) {
+	label := "(no answer)"
+	switch {
+	case errors.Is(why, errDismissed):
+		label = "(dismissed)"
+	case errors.Is(why, prompt.ErrInterrupted):
+		label = "(interrupted)"
+	}
+	interrupted := errors.Is(why, errDismissed) || errors.Is(why, prompt.ErrInterrupted)
+	switch p.(type) {
+	case *survey.Input, *survey.Confirm:
+		if interrupted {
+			// survey's line reader went to the next line on the
+			// interrupt: back to the prompt's line.
+			fmt.Fprint(s.out, "\x1b[1A")
+		}
+	case *survey.Password:
+		if !interrupted {
+			fmt.Fprint(s.out, "\r\n")
+		}
+		fmt.Fprintf(s.out, "  %s\r\n", label)
+		return
+	}
+	setMessage(p, summary)
+	var err error
+	switch p := p.(type) {
+	case *survey.Select:
+		err = p.Cleanup(cfg, core.OptionAnswer{Value: label})
+	case *survey.MultiSelect:
+		err = p.Cleanup(cfg, []core.OptionAnswer{{Value: label}})
+	case *survey.Input:
+		err = p.Cleanup(cfg, label)
+	case *survey.Confirm:
+		err = p.Render(survey.ConfirmQuestionTemplate, survey.ConfirmTemplateData{Confirm: *p, Answer: label, Config: cfg})
+	}
+	if err != nil {
+		fmt.Fprintf(s.out, "\r\n  %s\r\n", label)
+	}
+}
+
+// setMessage sets the message a prompt draws.
+func setMessage(p survey.Prompt, msg string) {
+	switch p := p.(type) {
+	case *survey.Select:
+		p.Message = msg
+	case *survey.MultiSelect:
+		p.Message = msg
+	case *survey.Input:
+		p.Message = msg
+	case *survey.Confirm:
+		p.Message = msg
+	case *survey.Password:
+		p.Message = msg
+	}
+}
+
+// configSpy passes a prompt to survey and keeps the configuration survey
+// asks it with, to draw the prompt's summary line when it ends early.
+type configSpy struct {
+	inner  survey.Prompt
+	config *survey.PromptConfig
+}
+
+func (p *configSpy) Prompt(cfg *survey.PromptConfig) (any, error) {
+	p.config = cfg
+	return p.inner.Prompt(cfg)
+}
+
+func (p *configSpy) Cleanup(cfg *survey.PromptConfig, v any) error { return p.inner.Cleanup(cfg, v) }
+func (p *configSpy) Error(cfg *survey.PromptConfig, err error) error {
+	return p.inner.Error(cfg, err)
+}
+
+func (p *configSpy) WithStdio(stdio terminal.Stdio) {
+	if w, ok := p.inner.(interface{ WithStdio(terminal.Stdio) }); ok {
+		w.WithStdio(stdio)
+	}
 }

@@ -77,6 +77,10 @@ func newTerminal(t *testing.T) *terminal {
 	if err != nil {
 		t.Fatalf("console: %v", err)
 	}
+	// The size survey reads (to count wrapped lines) matches the screen's.
+	if err := pseudotty.Setsize(c.Tty(), &pseudotty.Winsize{Cols: 100, Rows: 40}); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { c.Close() })
 	return &terminal{t: t, c: c, term: screen, raw: raw}
 }
@@ -400,8 +404,14 @@ func TestCustomOptionGivesFreeText(t *testing.T) {
 }
 
 func TestEscDismisses(t *testing.T) {
-	for _, q := range []prompt.Question{envQuestion, {Kind: prompt.KindText, Message: "Name?"}, {Kind: prompt.KindConfirm, Message: "Sure?"}} {
-		t.Run(string(q.Kind), func(t *testing.T) {
+	for name, q := range map[string]prompt.Question{
+		"choice":   envQuestion,
+		"multiple": {Kind: prompt.KindChoice, Multiple: true, Message: "Which?", Options: []prompt.Option{{ID: "a", Label: "A"}}},
+		"text":     {Kind: prompt.KindText, Message: "Name?"},
+		"secret":   {Kind: prompt.KindText, Secret: true, Message: "Token?"},
+		"confirm":  {Kind: prompt.KindConfirm, Message: "Sure?"},
+	} {
+		t.Run(name, func(t *testing.T) {
 			ans, err, tm := askOn(t, q, func(tm *terminal) {
 				tm.expect("(Esc to dismiss)")
 				tm.send(keyEsc)
@@ -427,12 +437,44 @@ func TestCtrlDDismissesAndNeverSubmits(t *testing.T) {
 }
 
 func TestCtrlCInterrupts(t *testing.T) {
-	_, err, _ := askOn(t, envQuestion, func(tm *terminal) {
-		tm.expect("Production")
-		tm.send(keyCtrlC)
-	})
-	if !errors.Is(err, prompt.ErrInterrupted) {
-		t.Fatalf("err = %v, want ErrInterrupted", err)
+	for name, q := range map[string]prompt.Question{
+		"choice": envQuestion,
+		"text":   {Kind: prompt.KindText, Message: "Name?"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err, tm := askOn(t, q, func(tm *terminal) {
+				tm.expect("(Esc to dismiss)")
+				tm.send(keyCtrlC)
+				tm.expect("(interrupted)")
+			})
+			if !errors.Is(err, prompt.ErrInterrupted) {
+				t.Fatalf("err = %v, want ErrInterrupted", err)
+			}
+			t.Logf("screen:\n%s", tm.screen())
+		})
+	}
+}
+
+func TestTimeoutCollapsesPrompt(t *testing.T) {
+	for name, q := range map[string]prompt.Question{
+		"text":    {Kind: prompt.KindText, Message: "Name?"},
+		"secret":  {Kind: prompt.KindText, Secret: true, Message: "Token?"},
+		"confirm": {Kind: prompt.KindConfirm, Message: "Sure?"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tm := newTerminal(t)
+			fe := tty.New(tm.c.Tty(), tm.c.Tty())
+			ctx, cancel := context.WithTimeoutCause(context.Background(), 300*time.Millisecond, errTestTimeout)
+			defer cancel()
+			_, err := tm.ask(ctx, fe, q, func() {
+				tm.expect("(Esc to dismiss)")
+				tm.expect("(no answer)")
+			})
+			if !errors.Is(err, errTestTimeout) {
+				t.Fatalf("err = %v", err)
+			}
+			t.Logf("screen:\n%s", tm.screen())
+		})
 	}
 }
 
