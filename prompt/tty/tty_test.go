@@ -108,15 +108,25 @@ func (tm *terminal) send(keys ...string) {
 // when both are done.
 func (tm *terminal) ask(ctx context.Context, fe *tty.FrontEnd, q prompt.Question, script func()) (prompt.Answer, error) {
 	tm.t.Helper()
-	done := make(chan struct{})
+	done, asked := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		script()
-		// Keep reading, so the screen answers the cursor queries that
-		// follow the last key.
-		_, _ = tm.c.Expect(expect.String("\x00never\x00"), expect.WithTimeout(300*time.Millisecond))
+		// Keep reading until Ask returns, so the screen answers the
+		// cursor queries that follow the last key, and take in the
+		// last drawing.
+		for {
+			_, _ = tm.c.Expect(expect.String("\x00never\x00"), expect.WithTimeout(30*time.Millisecond))
+			select {
+			case <-asked:
+				_, _ = tm.c.Expect(expect.String("\x00never\x00"), expect.WithTimeout(30*time.Millisecond))
+				return
+			default:
+			}
+		}
 	}()
 	ans, err := fe.Ask(ctx, q)
+	close(asked)
 	<-done
 	return ans, err
 }
