@@ -19,15 +19,11 @@ const customLabel = "Type your own answer…"
 // errSkipped is an optional form field left empty.
 var errSkipped = errors.New("skipped")
 
-// consent reports whether q's default must not be preselected: on a
-// consent question (a confirmation, a shell approval, a remote choice) the
-// model wrote the default, and a person pressing Enter out of habit must not
-// approve anything (DESIGN §1). A consent confirmation defaults to no.
-func consent(q, parent prompt.Question) bool {
-	return q.Consent || parent.Consent
-}
-
-// question asks a question that is not a form.
+// question asks a question that is not a form. consent says q's default
+// must not be preselected: on a consent question (a confirmation, a shell
+// approval, a remote choice) the model wrote the default, and a person
+// pressing Enter out of habit must not approve anything (DESIGN §1); a
+// consent confirmation defaults to no.
 func (s *session) question(q prompt.Question, tags []string, consent bool) (prompt.Answer, error) {
 	switch q.Kind {
 	case prompt.KindChoice:
@@ -297,7 +293,7 @@ func (s *session) form(q prompt.Question) (prompt.Answer, error) {
 
 // field asks one field of form and returns its JSON value.
 func (s *session) field(form prompt.Question, f prompt.Field, fq prompt.Question) (json.RawMessage, error) {
-	c := consent(fq, form)
+	c := fq.Consent || form.Consent
 	var (
 		ans prompt.Answer
 		err error
