@@ -12,6 +12,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/model"
 	"github.com/hitl-dev/hitl/prompt"
 )
 
@@ -71,7 +72,10 @@ func Main() int {
 	ios := System()
 	// A write to a closed stdout must come back as EPIPE, ending the run
 	// cleanly, instead of killing the process before children are reaped.
-	signal.Ignore(syscall.SIGPIPE)
+	// Notify rather than Ignore: an ignored signal stays ignored in shell
+	// commands (yes | head would print "Broken pipe" errors); a caught one
+	// is reset to its default there.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signalContext(context.Background(), ios)
 	defer stop()
 	root := NewCmdRoot(ios)
@@ -113,6 +117,7 @@ func ExitCode(err error) int {
 		stopped *prompt.StopError
 		outcome *outcomeError
 		sig     *signalError
+		noKey   *model.MissingKeyError
 	)
 	switch {
 	case err == nil:
@@ -131,7 +136,7 @@ func ExitCode(err error) int {
 		return statusExitCode(outcome.outcome.Status)
 	case errors.As(err, &stopped):
 		return ExitInput
-	case errors.As(err, &usage), errors.As(err, &cfgErrs), errors.As(err, &cfgErr), errors.As(err, &bad):
+	case errors.As(err, &usage), errors.As(err, &cfgErrs), errors.As(err, &cfgErr), errors.As(err, &bad), errors.As(err, &noKey):
 		return ExitUsage
 	}
 	return ExitError
