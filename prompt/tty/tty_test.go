@@ -263,6 +263,36 @@ func TestSelectDefaultAndConsent(t *testing.T) {
 	wantAnswer(t, ans, err, prompt.Accept, `"dev"`, "")
 }
 
+func TestApprovalPreselectsNo(t *testing.T) {
+	// A shell approval's default is hitl's own refusal: a stray Enter
+	// refuses.
+	q := prompt.Question{
+		Kind: prompt.KindChoice, Message: "Run this command?", Custom: true,
+		Options: []prompt.Option{{ID: "once", Label: "Yes, once"}, {ID: "session", Label: "Yes, for this session"}, {ID: "no", Label: "No"}},
+		Default: json.RawMessage(`"no"`), Consent: true, SafeDefault: true, NoStop: true,
+	}
+	ans, err, _ := askOn(t, q, func(tm *terminal) {
+		tm.expect("for this session")
+		tm.send(keyEnter)
+	})
+	wantAnswer(t, ans, err, prompt.Accept, `"no"`, "")
+}
+
+func TestModelBooleanDefaultNotPreselected(t *testing.T) {
+	// user_prompt {type: boolean, default: true}: the model wrote the
+	// default, so Enter alone means no.
+	q, err := prompt.FromSchema(json.RawMessage(`{"type":"boolean","default":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Message = "Deploy to production?"
+	ans, err, _ := askOn(t, q, func(tm *terminal) {
+		tm.expect("(y/N)")
+		tm.send(keyEnter)
+	})
+	wantAnswer(t, ans, err, prompt.Accept, `false`, "")
+}
+
 func TestMultiSelectWithSpace(t *testing.T) {
 	q := prompt.Question{
 		Kind: prompt.KindChoice, Multiple: true, Message: "Which checks?",
