@@ -22,7 +22,8 @@ func TestScripts(t *testing.T) {
 		Dir:           "../testdata/script",
 		UpdateScripts: *update,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"jsonlines": cmdJSONLines,
+			"jsonlines":  cmdJSONLines,
+			"toolresult": cmdToolResult,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("CI", "")

@@ -96,7 +96,7 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 		return errorResult("invalid arguments: %v", err), nil
 	}
 	if problems := validate(a.Questions); len(problems) > 0 {
-		return errorResult("%s was not asked: %s", t.name, strings.Join(problems, "; ")), nil
+		return errorResult("%s was not asked; fix these and call it again:\n- %s", t.name, strings.Join(problems, "\n- ")), nil
 	}
 	var answers orderedAnswers
 	for i, q := range a.Questions {

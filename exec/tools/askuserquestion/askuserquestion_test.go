@@ -86,7 +86,7 @@ func TestValidationRules(t *testing.T) {
 			if !res.IsError || res.End != nil {
 				t.Fatalf("result %+v: want an error result that does not end the run", res)
 			}
-			if !strings.HasPrefix(res.Text, "AskUserQuestion was not asked: ") {
+			if !strings.HasPrefix(res.Text, "AskUserQuestion was not asked; fix these and call it again:\n- ") {
 				t.Errorf("result %q: want it to say nothing was asked", res.Text)
 			}
 			for _, w := range tt.want {
