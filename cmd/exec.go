@@ -16,8 +16,6 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
-	"github.com/hitl-dev/hitl/exec/model"
-	"github.com/hitl-dev/hitl/exec/tools"
 	"github.com/hitl-dev/hitl/prompt"
 	"github.com/hitl-dev/hitl/termtext"
 	"github.com/spf13/cobra"
@@ -36,6 +34,7 @@ type ExecOptions struct {
 	MaxIterations int
 	WorkingDir    string
 	Yolo          bool
+	Session       string
 	PromptOptions
 }
 
@@ -62,16 +61,25 @@ is one JSON event per line instead.`,
 			return execRun(c.Context(), opts)
 		},
 	}
+	addRunFlags(c, opts, true)
+	return c
+}
+
+// addRunFlags adds the flags exec and resume share; exec alone names the
+// agent and the first message.
+func addRunFlags(c *cobra.Command, opts *ExecOptions, isExec bool) {
 	f := c.Flags()
-	f.StringVarP(&opts.AgentName, "agent", "a", "", "agent to run (default root, else the first agent in the file)")
-	f.StringVar(&opts.MessageFile, "message-file", "", "read the first user turn from `FILE`")
+	if isExec {
+		f.StringVarP(&opts.AgentName, "agent", "a", "", "agent to run (default root, else the first agent in the file)")
+		f.StringVar(&opts.MessageFile, "message-file", "", "read the first user turn from `FILE`")
+		f.StringVar(&opts.Session, "session", "", "keep the session journal in `FILE` (default under the XDG state dir; kept after success when named)")
+	}
 	f.BoolVar(&opts.JSON, "json", false, "write JSONL events to stdout")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr")
 	f.IntVar(&opts.MaxIterations, "max-iterations", 0, "model turns before the run stops with an error (default from the agent file, else 50)")
 	f.StringVar(&opts.WorkingDir, "working-dir", "", "`DIR` where shell commands run (default the current directory)")
 	f.BoolVar(&opts.Yolo, "yolo", false, "approve every shell command without asking (deny and ask rules still apply)")
 	opts.PromptOptions.addFlags(f, true)
-	return c
 }
 
 func execRun(ctx context.Context, opts *ExecOptions) error {
@@ -88,69 +96,32 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.MaxIterations < 0 {
-		return usagef("--max-iterations must be at least 1")
-	}
-	m, err := model.New(agent.Model, model.Options{Getenv: opts.IO.Getenv, Message: message})
-	if err != nil {
-		return err
-	}
-	mode, err := promptMode(opts.IO, opts.Prompt, opts.JSON)
-	if err != nil {
-		return err
-	}
-	sink, finish := newSinks(opts, mode)
-	asker, closeFE, err := newAsker(opts.IO, &opts.PromptOptions, mode, sink, !opts.JSON && !opts.Quiet)
-	if err != nil {
-		return err
-	}
-	defer closeFE()
-	toolList, err := tools.Build(cfg, agent, tools.Deps{
-		WorkingDir:  opts.WorkingDir,
-		Asker:       asker,
-		Secrets:     asker.Secrets,
-		Permissions: cfg.Permissions,
-		Yolo:        opts.Yolo,
-	})
-	if err != nil {
-		return err
-	}
 	runID := newRunID()
-	sink.Emit(exec.Stamp(&exec.RunStarted{RunID: runID, Agent: agent.Name, Model: modelLabel(agent.Model)}, "run.started", time.Now()))
-
-	maxIter := agent.MaxIterations
-	if opts.MaxIterations > 0 {
-		maxIter = opts.MaxIterations
+	journal, err := createSession(opts, cfg, agent, runID, message)
+	if err != nil {
+		return err
 	}
-	runner := &exec.Runner{
-		Model:           m,
-		Tools:           toolList,
-		System:          systemPrompt(agent, time.Now(), opts.WorkingDir),
-		MaxIterations:   maxIter,
-		VerdictRequired: tools.VerdictRequired(agent),
-		Sink:            sink,
-	}
-	st := &exec.State{Messages: []exec.Message{{Role: exec.RoleUser, Text: message}}}
-	outcome, runErr := runner.Run(ctx, st)
-	if runErr != nil && ctx.Err() != nil {
-		if cause := context.Cause(ctx); cause != nil {
-			runErr = cause
-		}
-	}
-	if runErr == nil && outcome.Status != exec.StatusSuccess {
-		runErr = &outcomeError{outcome: outcome}
-	}
-	return finish(runErr, outcome, st, start)
+	return runAgent(ctx, opts, &runSpec{
+		start:   start,
+		cfg:     cfg,
+		agent:   agent,
+		runID:   runID,
+		message: message,
+		journal: journal,
+		keep:    opts.Session != "",
+		state:   &exec.State{Messages: []exec.Message{{Role: exec.RoleUser, Text: message}}},
+	})
 }
 
 // newSinks returns the event sink for the run, and the function that reports
 // the end of the run and returns the command's error.
-func newSinks(opts *ExecOptions, mode string) (exec.Sink, func(error, exec.Outcome, *exec.State, time.Time) error) {
+func newSinks(opts *ExecOptions, mode string) (exec.Sink, func(error, exec.Outcome, *exec.State, time.Time, string) error) {
 	ios := opts.IO
 	if opts.JSON {
 		js := &jsonSink{w: ios.Out}
-		return js, func(runErr error, out exec.Outcome, st *exec.State, start time.Time) error {
+		return js, func(runErr error, out exec.Outcome, st *exec.State, start time.Time, sessionPath string) error {
 			fin := finished(runErr, out, st, start)
+			fin.Session = sessionPath
 			js.Emit(exec.Stamp(fin, "run.finished", time.Now()))
 			if runErr == nil && js.err != nil {
 				return &signalError{sig: sigPIPE}
@@ -160,7 +131,7 @@ func newSinks(opts *ExecOptions, mode string) (exec.Sink, func(error, exec.Outco
 		}
 	}
 	hs := &humanSink{out: ios.Out, err: ios.ErrOut, quiet: opts.Quiet, outIsTTY: ios.IsStdoutTTY(), showQuestions: mode != "tty"}
-	return hs, func(runErr error, out exec.Outcome, st *exec.State, start time.Time) error {
+	return hs, func(runErr error, out exec.Outcome, st *exec.State, start time.Time, _ string) error {
 		if runErr == nil && hs.outErr != nil {
 			return &signalError{sig: sigPIPE}
 		}

@@ -29,9 +29,12 @@ agents can run unattended but not unsupervised.`,
 	})
 	root.AddCommand(
 		NewCmdExec(ios, nil),
+		NewCmdAsk(ios, nil),
+		NewCmdResume(ios, nil),
 		NewCmdValidate(ios, nil),
 		NewCmdVersion(ios),
 	)
+	root.AddCommand(newHelpAnswers())
 	root.InitDefaultCompletionCmd()
 	return root
 }

@@ -2,12 +2,16 @@ package cmd_test
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
+	osexec "os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hitl-dev/hitl/cmd"
+	"github.com/hitl-dev/hitl/exec/session"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -22,8 +26,10 @@ func TestScripts(t *testing.T) {
 		Dir:           "../testdata/script",
 		UpdateScripts: *update,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"jsonlines":  cmdJSONLines,
-			"toolresult": cmdToolResult,
+			"jsonlines":   cmdJSONLines,
+			"locksession": cmdLockSession,
+			"exitcode":    cmdExitCode,
+			"toolresult":  cmdToolResult,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("CI", "")
@@ -62,5 +68,35 @@ func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if types[0] != args[1] || types[len(types)-1] != args[2] {
 		ts.Fatalf("events %v: want first %s and last %s", types, args[1], args[2])
+	}
+}
+
+// cmdLockSession holds a session open, as a running hitl would, until the
+// script ends: locksession FILE
+func cmdLockSession(ts *testscript.TestScript, neg bool, args []string) {
+	j, _, err := session.Open(ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Fatalf("locksession: %v", err)
+	}
+	ts.Defer(func() { j.Close() })
+}
+
+// cmdExitCode runs hitl and checks its exit code, which testscript's exec
+// does not: exitcode N ARGS...
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N hitl ARGS...")
+	}
+	err := ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *osexec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if want := args[0]; strconv.Itoa(got) != want {
+		ts.Fatalf("exit code %d, want %s", got, want)
 	}
 }

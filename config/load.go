@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,7 +72,8 @@ func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Confi
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	l := &loader{file: path, lookup: lookup, cfg: &Config{Path: path}}
+	sum := sha256.Sum256(data)
+	l := &loader{file: path, lookup: lookup, cfg: &Config{Path: path, SHA256: hex.EncodeToString(sum[:])}}
 	l.parse(data)
 	if len(l.errs) > 0 {
 		return nil, l.errs.sorted()

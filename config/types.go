@@ -10,7 +10,10 @@ import (
 // Config is one agent.yaml file.
 type Config struct {
 	// Path is the file as it was named on the command line.
-	Path    string
+	Path string
+	// SHA256 is the hex digest of the file's bytes (sessions refuse to
+	// resume when the file changed).
+	SHA256  string
 	Version string
 	// Models holds the named models, in file order.
 	Models      []*Model

@@ -68,7 +68,7 @@ func (r *Runner) Run(ctx context.Context, st *State) (Outcome, error) {
 		max = DefaultMaxIterations
 	}
 	for {
-		if pending := pendingCalls(st.Messages); len(pending) > 0 {
+		if pending := PendingCalls(st.Messages); len(pending) > 0 {
 			if out, done, err := r.runCalls(ctx, st, pending); done || err != nil {
 				return out, err
 			}
@@ -116,10 +116,10 @@ func (st *State) lastAssistant() *Message {
 	return nil
 }
 
-// pendingCalls returns the calls of the last assistant message that have no
+// PendingCalls returns the calls of the last assistant message that have no
 // result yet (all of them right after a model turn; the rest of them when a
 // stopped run is resumed).
-func pendingCalls(msgs []Message) []ToolCall {
+func PendingCalls(msgs []Message) []ToolCall {
 	i := len(msgs) - 1
 	for i >= 0 && msgs[i].Role == RoleTool {
 		i--

@@ -83,3 +83,24 @@ type Turn struct {
 type Model interface {
 	Turn(ctx context.Context, req Request) (Turn, error)
 }
+
+// toolCallJSON is how a tool call is stored (sessions): the arguments as the
+// string the model wrote, which need not be valid JSON.
+type toolCallJSON struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	return json.Marshal(toolCallJSON{c.ID, c.Name, string(c.Arguments)})
+}
+
+func (c *ToolCall) UnmarshalJSON(data []byte) error {
+	var j toolCallJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*c = ToolCall{ID: j.ID, Name: j.Name, Arguments: json.RawMessage(j.Arguments)}
+	return nil
+}

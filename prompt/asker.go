@@ -151,7 +151,9 @@ func (a *Asker) policy(q Question, why *UnansweredError) (Answer, error) {
 	case UnansweredCancel:
 		return Answer{Action: Cancel, Source: source}, nil
 	case UnansweredDefault:
-		if len(q.Default) > 0 && !q.Consent {
+		// A confirm question's default was written by the model: using
+		// it would be consent nobody gave.
+		if len(q.Default) > 0 && !q.Consent && q.Kind != KindConfirm {
 			ans, err := Check(q, Answer{Action: Accept, Content: q.Default})
 			if err == nil {
 				ans.Source = SourceDefault

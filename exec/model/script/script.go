@@ -36,7 +36,8 @@ type Data struct {
 	Last any
 	// Results are all tool results of the previous turn, in call order.
 	Results []any
-	// Message is the first user turn.
+	// Message is the first user turn (after hitl resume SESSION MESSAGE,
+	// the follow-up turn).
 	Message string
 }
 
@@ -155,6 +156,12 @@ func render(text string, data Data) (string, error) {
 // message.
 func templateData(msgs []exec.Message, message string) Data {
 	d := Data{Message: message}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == exec.RoleUser {
+			d.Message = msgs[i].Text // a follow-up turn replaces the first
+			break
+		}
+	}
 	start := len(msgs)
 	for start > 0 && msgs[start-1].Role == exec.RoleTool {
 		start--

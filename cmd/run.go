@@ -1,0 +1,181 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/model"
+	"github.com/hitl-dev/hitl/exec/session"
+	"github.com/hitl-dev/hitl/exec/tools"
+	"github.com/hitl-dev/hitl/prompt"
+)
+
+// runSpec is a run to start or continue: exec builds a new one, resume
+// loads one from its session.
+type runSpec struct {
+	start   time.Time
+	cfg     *config.Config
+	agent   *config.Agent
+	runID   string
+	message string // the first user turn of the run
+	state   *exec.State
+	journal *session.Journal
+	keep    bool // keep the session after success (--session named it)
+	// loaded is the session a resumed run continues, nil for a new run.
+	loaded *session.Loaded
+}
+
+// runAgent runs spec to its end and reports it.
+func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error) {
+	journalOpen := true
+	defer func() {
+		if journalOpen {
+			spec.journal.Close()
+		}
+	}()
+	if opts.MaxIterations < 0 {
+		return usagef("--max-iterations must be at least 1")
+	}
+	m, err := model.New(spec.agent.Model, model.Options{Getenv: opts.IO.Getenv, Message: spec.message})
+	if err != nil {
+		return err
+	}
+	if stateful, ok := m.(session.Stateful); ok {
+		spec.journal.Model = stateful
+		if spec.loaded != nil && len(spec.loaded.ModelState) > 0 {
+			if err := stateful.Restore(spec.loaded.ModelState); err != nil {
+				return fmt.Errorf("session %s: model state: %w", spec.journal.Path(), err)
+			}
+		}
+	}
+	mode, err := promptMode(opts.IO, opts.Prompt, opts.JSON)
+	if err != nil {
+		return err
+	}
+	sink, finish := newSinks(opts, mode)
+	asker, closeFE, err := newAsker(opts.IO, &opts.PromptOptions, mode, sink, !opts.JSON && !opts.Quiet)
+	if err != nil {
+		return err
+	}
+	defer closeFE()
+	asker.Observer = observers{asker.Observer, spec.journal}
+	if spec.loaded != nil {
+		pending := exec.PendingCalls(spec.state.Messages)
+		asker.Sources = append([]prompt.Answerer{session.NewReplay(spec.loaded, pending)}, asker.Sources...)
+		asker.SetNext(spec.loaded.NextPrompt(pending))
+	}
+	toolList, err := tools.Build(spec.cfg, spec.agent, tools.Deps{
+		WorkingDir:  opts.WorkingDir,
+		RunID:       spec.runID,
+		Asker:       asker,
+		Secrets:     asker.Secrets,
+		Permissions: spec.cfg.Permissions,
+		Yolo:        opts.Yolo,
+	})
+	if err != nil {
+		return err
+	}
+	sink.Emit(exec.Stamp(&exec.RunStarted{RunID: spec.runID, Agent: spec.agent.Name, Model: modelLabel(spec.agent.Model), Session: spec.journal.Path()}, "run.started", time.Now()))
+
+	maxIter := spec.agent.MaxIterations
+	if opts.MaxIterations > 0 {
+		maxIter = opts.MaxIterations
+	}
+	runner := &exec.Runner{
+		Model:           m,
+		Tools:           toolList,
+		System:          systemPrompt(spec.agent, time.Now(), opts.WorkingDir),
+		MaxIterations:   maxIter,
+		VerdictRequired: tools.VerdictRequired(spec.agent),
+		Sink:            sink,
+		Journal:         spec.journal,
+	}
+	outcome, runErr := runner.Run(ctx, spec.state)
+	if runErr != nil && ctx.Err() != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			runErr = cause
+		}
+	}
+	if runErr == nil && outcome.Status != exec.StatusSuccess {
+		runErr = &outcomeError{outcome: outcome}
+	}
+	status := Status(runErr)
+	spec.journal.End(status)
+	journalOpen = false
+	if status == exec.StatusSuccess && !spec.keep {
+		if err := spec.journal.Remove(); err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "hitl: could not delete the session: %v\n", err)
+		}
+	} else if err := spec.journal.Close(); err != nil {
+		fmt.Fprintf(opts.IO.ErrOut, "hitl: the session could not be saved: %v\n", err)
+	}
+	err = finish(runErr, outcome, spec.state, spec.start, spec.journal.Path())
+	if err != nil && resumable(status) && !isReported(err) {
+		// The error first, then how to go on.
+		fmt.Fprintf(opts.IO.ErrOut, "hitl: %v\n", err)
+		fmt.Fprintf(opts.IO.ErrOut, "hitl: to continue this run: hitl resume %s\n", spec.journal.Path())
+		return &reportedError{err}
+	}
+	return err
+}
+
+// resumable says whether to tell the person how to resume.
+func resumable(s exec.Status) bool {
+	return s == exec.StatusInputRequired || s == exec.StatusInterrupted || s == exec.StatusError
+}
+
+// observers tells several observers of each question and answer.
+type observers []prompt.Observer
+
+func (o observers) Requested(q prompt.Question) {
+	for _, x := range o {
+		x.Requested(q)
+	}
+}
+
+func (o observers) Answered(q prompt.Question, a prompt.Answer) {
+	for _, x := range o {
+		x.Answered(q, a)
+	}
+}
+
+// createSession opens the journal of a new run: --session FILE, else a file
+// named after the run id in the state directory.
+func createSession(opts *ExecOptions, cfg *config.Config, agent *config.Agent, runID, message string) (*session.Journal, error) {
+	path := opts.Session
+	if path == "" {
+		dir, err := session.DefaultDir(opts.IO.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		path = filepath.Join(dir, runID+".jsonl")
+	}
+	return session.Create(path, session.Header{
+		RunID:       runID,
+		Created:     time.Now().UTC(),
+		AgentFile:   relativeToWD(cfg.Path),
+		AgentSHA256: cfg.SHA256,
+		Agent:       agent.Name,
+		Message:     message,
+	})
+}
+
+func relativeToWD(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return abs
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil {
+		return rel
+	}
+	return abs
+}
