@@ -129,13 +129,13 @@ func (t *Tool) question(callID string, index, count int, q question) prompt.Ques
 		opts[i] = prompt.Option{ID: o.Label, Label: o.Label, Description: o.Description}
 	}
 	return prompt.Question{
-		CallID:   callID,
-		Tool:     t.name,
-		Index:    index,
-		Count:    count,
-		Kind:     prompt.KindChoice,
-		Message:  q.Question,
-		Title:    q.Header,
+		CallID:  callID,
+		Tool:    t.name,
+		Index:   index,
+		Count:   count,
+		Kind:    prompt.KindChoice,
+		Message: q.Question,
+		// Header only: the same text as the title too would be drawn twice.
 		Header:   q.Header,
 		Options:  opts,
 		Multiple: q.MultiSelect,

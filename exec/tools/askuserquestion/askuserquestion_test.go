@@ -138,7 +138,7 @@ func TestAsksEachQuestionInOrder(t *testing.T) {
 	if first.CallID != "call_1" || second.CallID != "call_1" || first.Index != 0 || second.Index != 1 || first.Count != 2 || second.Count != 2 {
 		t.Errorf("call id / index / count: %+v / %+v", first, second)
 	}
-	if first.Header != "Database" || first.Title != "Database" || first.Kind != prompt.KindChoice || first.Multiple || first.Custom {
+	if first.Header != "Database" || first.Title != "" || first.Kind != prompt.KindChoice || first.Multiple || first.Custom {
 		t.Errorf("first question %+v", first)
 	}
 	if o := first.Options[1]; o.ID != "SQLite" || o.Label != "SQLite" || o.Description != "Embedded" {
