@@ -127,6 +127,11 @@ func (t *Confirmation) Call(ctx context.Context, call exec.ToolCall) (exec.Resul
 		} else if err := json.Unmarshal(ans.Content, &id); err != nil {
 			return exec.Result{}, fmt.Errorf("ask_confirmation: the answer is not an option id: %s", ans.Content)
 		}
+		if id == NoWithFeedback && r.FreeText == nil {
+			if r.FreeText, err = t.feedback(ctx, q); err != nil {
+				return exec.Result{}, err
+			}
+		}
 		r.SelectedOptionID = ptr(id)
 		r.Confirmed = ptr(id == Yes)
 	case prompt.Decline:
@@ -135,6 +140,39 @@ func (t *Confirmation) Call(ctx context.Context, call exec.ToolCall) (exec.Resul
 		r.Metadata = unanswered(ans)
 	}
 	return r.result()
+}
+
+// FeedbackMessage is the follow-up question of no_with_feedback chosen
+// without text.
+const FeedbackMessage = "What should change?"
+
+// feedback asks for the notes of a no_with_feedback chosen as an option (a
+// person picking "No — tell me what to change" on the terminal). The "no"
+// stands whatever happens: the follow-up never stops the run, and declined,
+// dismissed or unanswered it leaves free_text null.
+func (t *Confirmation) feedback(ctx context.Context, confirm prompt.Question) (*string, error) {
+	q := prompt.Question{
+		CallID:  confirm.CallID,
+		Tool:    confirm.Tool,
+		Index:   1,
+		Count:   2,
+		Kind:    prompt.KindText,
+		Message: FeedbackMessage,
+		Hint:    "You answered no to: " + confirm.Message,
+		NoStop:  true,
+	}
+	ans, err := t.asker.Ask(ctx, q)
+	if err != nil || ans.Action != prompt.Accept {
+		return nil, err
+	}
+	var s string
+	if err := json.Unmarshal(ans.Content, &s); err != nil {
+		return nil, fmt.Errorf("ask_confirmation: the feedback is not a string: %s", ans.Content)
+	}
+	if s == "" {
+		return nil, nil
+	}
+	return &s, nil
 }
 
 // Question is ask_question.

@@ -10,9 +10,12 @@ import (
 	"github.com/hitl-dev/hitl/schema"
 )
 
+// oneAsker answers the first question with ans and any follow-up with
+// then; with no answer left it fails the test.
 type oneAsker struct {
 	t     *testing.T
 	ans   *prompt.Answer
+	then  []prompt.Answer
 	asked []prompt.Question
 }
 
@@ -21,7 +24,12 @@ func (a *oneAsker) Ask(_ context.Context, q prompt.Question) (prompt.Answer, err
 	if a.ans == nil {
 		a.t.Fatal("the asker was called for a call that must not ask")
 	}
-	return prompt.Check(q, *a.ans)
+	ans := *a.ans
+	a.ans = nil
+	if len(a.then) > 0 {
+		a.ans, a.then = &a.then[0], a.then[1:]
+	}
+	return prompt.Check(q, ans)
 }
 
 func tools(asker Asker) (confirm, question exec.Tool) {
@@ -50,7 +58,6 @@ func TestAskConfirmation(t *testing.T) {
 	}{
 		{"yes", accept(`"yes"`), id + `"selected_option_id":"yes","free_text":null,"confirmed":true,"cancelled":false}`},
 		{"no", accept(`"no"`), id + `"selected_option_id":"no","free_text":null,"confirmed":false,"cancelled":false}`},
-		{"no_with_feedback chosen", accept(`"no_with_feedback"`), id + `"selected_option_id":"no_with_feedback","free_text":null,"confirmed":false,"cancelled":false}`},
 		{"free text is feedback", text("use staging first"), id + `"selected_option_id":"no_with_feedback","free_text":"use staging first","confirmed":false,"cancelled":false}`},
 		{"by index", accept(`0`), id + `"selected_option_id":"yes","free_text":null,"confirmed":true,"cancelled":false}`},
 		{"decline", decline, id + `"selected_option_id":null,"free_text":null,"confirmed":false,"cancelled":false}`},
@@ -73,6 +80,44 @@ func TestAskConfirmation(t *testing.T) {
 				q.Options[2].ID != "no_with_feedback" || q.Options[2].Label != "No — tell me what to change" ||
 				q.Hint != "If approved, the agent calls deploy_agent." || q.CallID != "call_7" || q.Tool != "ask_confirmation" {
 				t.Errorf("question %+v", q)
+			}
+		})
+	}
+}
+
+// no_with_feedback picked as an option asks for the notes; the "no" stands
+// whatever the follow-up gets.
+func TestNoWithFeedbackFollowUp(t *testing.T) {
+	const id = `{"interaction_id":"call_7",`
+	tests := []struct {
+		name string
+		then prompt.Answer
+		want string
+	}{
+		{"notes", text("not on a Friday"), id + `"selected_option_id":"no_with_feedback","free_text":"not on a Friday","confirmed":false,"cancelled":false}`},
+		{"declined", decline, id + `"selected_option_id":"no_with_feedback","free_text":null,"confirmed":false,"cancelled":false}`},
+		{"dismissed", cancel, id + `"selected_option_id":"no_with_feedback","free_text":null,"confirmed":false,"cancelled":false}`},
+		{"unanswered", nobody, id + `"selected_option_id":"no_with_feedback","free_text":null,"confirmed":false,"cancelled":false}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first := accept(`"no_with_feedback"`)
+			asker := &oneAsker{t: t, ans: &first, then: []prompt.Answer{tt.then}}
+			confirm, _ := tools(asker)
+			res, err := confirm.Call(context.Background(), call("ask_confirmation", `{"question":"Deploy?"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError || res.Text != tt.want {
+				t.Errorf("result %+v\nwant %s", res, tt.want)
+			}
+			if len(asker.asked) != 2 {
+				t.Fatalf("asked %d questions, want 2", len(asker.asked))
+			}
+			f := asker.asked[1]
+			if f.Kind != prompt.KindText || f.Message != FeedbackMessage || f.Hint != "You answered no to: Deploy?" ||
+				f.CallID != "call_7" || f.Index != 1 || f.Count != 2 || !f.NoStop || f.Tool != "ask_confirmation" {
+				t.Errorf("follow-up %+v", f)
 			}
 		})
 	}
