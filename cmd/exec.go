@@ -36,6 +36,7 @@ type ExecOptions struct {
 	Yolo          bool
 	Session       string
 	PromptOptions
+	ModelOptions
 }
 
 // NewCmdExec runs an agent headless.
@@ -80,6 +81,7 @@ func addRunFlags(c *cobra.Command, opts *ExecOptions, isExec bool) {
 	f.StringVar(&opts.WorkingDir, "working-dir", "", "`DIR` where shell commands run (default the current directory)")
 	f.BoolVar(&opts.Yolo, "yolo", false, "approve every shell command without asking (deny and ask rules still apply)")
 	opts.PromptOptions.addFlags(f, true)
+	opts.ModelOptions.addFlags(f)
 }
 
 func execRun(ctx context.Context, opts *ExecOptions) error {

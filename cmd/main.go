@@ -12,6 +12,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/model"
 	"github.com/hitl-dev/hitl/prompt"
 )
 
@@ -113,6 +114,7 @@ func ExitCode(err error) int {
 		stopped *prompt.StopError
 		outcome *outcomeError
 		sig     *signalError
+		noKey   *model.MissingKeyError
 	)
 	switch {
 	case err == nil:
@@ -131,7 +133,7 @@ func ExitCode(err error) int {
 		return statusExitCode(outcome.outcome.Status)
 	case errors.As(err, &stopped):
 		return ExitInput
-	case errors.As(err, &usage), errors.As(err, &cfgErrs), errors.As(err, &cfgErr), errors.As(err, &bad):
+	case errors.As(err, &usage), errors.As(err, &cfgErrs), errors.As(err, &cfgErr), errors.As(err, &bad), errors.As(err, &noKey):
 		return ExitUsage
 	}
 	return ExitError

@@ -41,7 +41,36 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 	if opts.MaxIterations < 0 {
 		return usagef("--max-iterations must be at least 1")
 	}
-	m, err := model.New(spec.agent.Model, model.Options{Getenv: opts.IO.Getenv, Message: spec.message})
+	modelCfg, err := modelFor(spec.cfg, spec.agent, opts.Models)
+	if err != nil {
+		return err
+	}
+	cas, err := openCassette(&opts.ModelOptions)
+	if err != nil {
+		return err
+	}
+	if cas != nil {
+		// Saved on every exit (it is also saved after each exchange).
+		defer func() {
+			if cerr := cas.Close(); cerr != nil {
+				fmt.Fprintf(opts.IO.ErrOut, "hitl: %v\n", cerr)
+				if err == nil {
+					err = &reportedError{cerr}
+				}
+			}
+		}()
+	}
+	now := time.Now()
+	if cas != nil && !cas.Now().IsZero() {
+		now = cas.Now() // the clock is frozen for add_date
+	}
+	var spin *spinner
+	mopts := model.Options{Getenv: opts.IO.Getenv, Message: spec.message, Cassette: cas, Now: func() time.Time { return now }}
+	if useSpinner(opts) {
+		spin = &spinner{w: opts.IO.ErrOut}
+		mopts.OnDelta = spin.Delta
+	}
+	m, err := model.New(modelCfg, mopts)
 	if err != nil {
 		return err
 	}
@@ -80,16 +109,20 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 	if err != nil {
 		return err
 	}
-	sink.Emit(exec.Stamp(&exec.RunStarted{RunID: spec.runID, Agent: spec.agent.Name, Model: modelLabel(spec.agent.Model), Session: spec.journal.Path()}, "run.started", time.Now()))
+	sink.Emit(exec.Stamp(&exec.RunStarted{RunID: spec.runID, Agent: spec.agent.Name, Model: modelLabel(modelCfg), Session: spec.journal.Path()}, "run.started", time.Now()))
 
 	maxIter := spec.agent.MaxIterations
 	if opts.MaxIterations > 0 {
 		maxIter = opts.MaxIterations
 	}
+	var runModel exec.Model = m
+	if spin != nil {
+		runModel = spinModel{Model: m, spin: spin}
+	}
 	runner := &exec.Runner{
-		Model:           m,
+		Model:           runModel,
 		Tools:           toolList,
-		System:          systemPrompt(spec.agent, time.Now(), opts.WorkingDir),
+		System:          systemPrompt(spec.agent, now, opts.WorkingDir),
 		MaxIterations:   maxIter,
 		VerdictRequired: tools.VerdictRequired(spec.agent),
 		Sink:            sink,

@@ -29,12 +29,14 @@ func TestScripts(t *testing.T) {
 			"jsonlines":   cmdJSONLines,
 			"locksession": cmdLockSession,
 			"exitcode":    cmdExitCode,
+			"llm":         cmdLLM,
 			"toolresult":  cmdToolResult,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("CI", "")
 			env.Setenv("HITL_PROMPT", "")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
+			setupLLM(env)
 			return nil
 		},
 	})

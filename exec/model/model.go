@@ -1,35 +1,184 @@
 // Package model builds the Model a config names: the script model, or an
 // HTTP provider (openai, ollama, anthropic).
+//
+// Keys and base URLs (DESIGN §8): the key is read, through Options.Getenv,
+// from the variable named by the model's token_key (default OPENAI_API_KEY
+// for openai, ANTHROPIC_API_KEY for anthropic; ollama sends no key unless
+// token_key is set) and passed to the SDK explicitly; the SDKs' own
+// environment defaults are never used, so an ambient key is never sent to a
+// base_url it was not named for. A missing key is a *MissingKeyError, returned
+// by New before any request (the CLI exits 2 naming the variable). The base
+// URL is the model's base_url, else OPENAI_BASE_URL / ANTHROPIC_BASE_URL
+// (openai / anthropic), else the provider's default
+// (https://api.openai.com/v1, http://localhost:11434/v1,
+// https://api.anthropic.com).
+//
+// Cassettes: set Options.Cassette (from cassette.Record or cassette.Replay)
+// and every request goes through it. When replaying, SDK retries are off and
+// no key is needed. The caller owns the cassette and must Close it (in a
+// defer, so it is saved on every exit); use its Now as the clock for
+// add_date.
+//
+// Errors of a turn: a *provider error with the provider's message for an
+// error status (401, 403, 400, or 429/5xx after the bounded retries), a
+// *cassette.MissError when a replayed cassette has no answer, the context's
+// error when the run is cancelled. All of them exit 1 except cancellation.
 package model
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/model/anthropic"
+	"github.com/hitl-dev/hitl/exec/model/cassette"
+	"github.com/hitl-dev/hitl/exec/model/internal/provider"
+	"github.com/hitl-dev/hitl/exec/model/openai"
 	"github.com/hitl-dev/hitl/exec/model/script"
 )
 
 // Options are what a provider needs from the run beyond its config.
 type Options struct {
-	// Getenv looks up environment variables (keys, base URLs).
+	// Getenv looks up environment variables (keys, base URLs); nil means
+	// os.Getenv.
 	Getenv func(string) string
-	// HTTPClient is shared across turns (keep-alive); nil means a default.
+	// HTTPClient is shared across turns (keep-alive); nil means a default
+	// shared by every model. Ignored when Cassette is set.
 	HTTPClient *http.Client
 	// Now is the clock (frozen when replaying a cassette).
 	Now func() time.Time
 	// Message is the first user turn (the script model's .Message).
 	Message string
+
+	// Cassette, when set, records or replays every request of the model.
+	Cassette *cassette.Cassette
+	// OnDelta, when set, is called as each streamed chunk arrives (for a
+	// spinner). It must be cheap and must not block.
+	OnDelta func()
+	// MaxRetries bounds retries of 429, 5xx, dropped connections and cut
+	// streams; 0 means 3, negative means none.
+	MaxRetries int
+	// MaxRetryDelay is the longest Retry-After honoured (longer: the error
+	// is returned at once); 0 means 60s.
+	MaxRetryDelay time.Duration
+	// TurnRetryDelay is the first wait before a cut stream is retried as a
+	// whole turn (doubling after); 0 means 500ms.
+	TurnRetryDelay time.Duration
+}
+
+// MissingKeyError is a provider key that is not set. Var names the
+// environment variable.
+type MissingKeyError struct {
+	Model string // the model's name in the agent file
+	Var   string
+}
+
+func (e *MissingKeyError) Error() string {
+	return fmt.Sprintf("model %s: the environment variable %s is not set (it holds the API key; token_key names it)", e.Model, e.Var)
+}
+
+// APIError is an error status from a provider, with the provider's message.
+type APIError = provider.APIError
+
+// StreamError is a response stream that broke (Cut) or made no sense.
+type StreamError = provider.StreamError
+
+// Default base URLs.
+const (
+	OpenAIBaseURL    = "https://api.openai.com/v1"
+	OllamaBaseURL    = "http://localhost:11434/v1"
+	AnthropicBaseURL = "https://api.anthropic.com"
+)
+
+var (
+	defaultClientOnce sync.Once
+	defaultClient     *http.Client
+)
+
+// DefaultHTTPClient is the client shared by every model that is given none.
+// It has no overall timeout (a turn streams as long as it needs; the run's
+// context bounds it).
+func DefaultHTTPClient() *http.Client {
+	defaultClientOnce.Do(func() {
+		defaultClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	})
+	return defaultClient
 }
 
 // New returns the model m describes.
 func New(m *config.Model, o Options) (exec.Model, error) {
-	switch m.Provider {
-	case "script":
+	if m.Provider == "script" {
 		return script.New(m, o.Message), nil
-	default:
-		return nil, fmt.Errorf("model %s: provider %q is not available yet", m.Name, m.Provider)
 	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	replay := o.Cassette != nil && o.Cassette.Replaying()
+
+	var keyVar, baseEnv, baseDefault string
+	switch m.Provider {
+	case "openai":
+		keyVar, baseEnv, baseDefault = "OPENAI_API_KEY", "OPENAI_BASE_URL", OpenAIBaseURL
+	case "ollama":
+		baseDefault = OllamaBaseURL
+	case "anthropic":
+		keyVar, baseEnv, baseDefault = "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", AnthropicBaseURL
+	default:
+		return nil, fmt.Errorf("model %s: unknown provider %q (valid: openai, anthropic, ollama, script)", m.Name, m.Provider)
+	}
+	if m.TokenKey != "" {
+		keyVar = m.TokenKey
+	}
+	var key string
+	if keyVar != "" {
+		key = getenv(keyVar)
+		if key == "" && !replay {
+			return nil, &MissingKeyError{Model: m.Name, Var: keyVar}
+		}
+	}
+	base := m.BaseURL
+	if base == "" && baseEnv != "" {
+		base = getenv(baseEnv)
+	}
+	if base == "" {
+		base = baseDefault
+	}
+
+	c := provider.Config{
+		Model:          m,
+		APIKey:         key,
+		BaseURL:        base,
+		HTTPClient:     o.HTTPClient,
+		MaxRetries:     o.MaxRetries,
+		MaxRetryDelay:  o.MaxRetryDelay,
+		TurnRetryDelay: o.TurnRetryDelay,
+		OnDelta:        o.OnDelta,
+	}
+	if o.Cassette != nil {
+		c.HTTPClient = o.Cassette.Client()
+		if replay {
+			c.MaxRetries = -1
+		}
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = DefaultHTTPClient()
+	}
+	switch m.Provider {
+	case "anthropic":
+		return anthropic.New(c)
+	default:
+		return openai.New(m.Provider, c), nil
+	}
+}
+
+// IsMissingKey reports whether err is (or wraps) a *MissingKeyError.
+func IsMissingKey(err error) bool {
+	var mk *MissingKeyError
+	return errors.As(err, &mk)
 }

@@ -1,0 +1,54 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// BenchmarkQuestions runs a script agent asking n questions answered by a
+// JSONL pipe, end to end through hitl exec with the session journal on, and
+// reports the time per question.
+func BenchmarkQuestions(b *testing.B) {
+	const n = 1000
+	dir := b.TempDir()
+	var agent strings.Builder
+	agent.WriteString("models:\n  m:\n    provider: script\n    script:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&agent, "      - tool_calls: [{name: user_prompt, arguments: {message: \"Question %d?\", schema: {type: string, enum: [a, b, c]}}}]\n", i)
+	}
+	agent.WriteString("      - text: done\nagents:\n  root:\n    model: m\n    max_iterations: 2000\n    toolsets: [{type: user_prompt}]\n")
+	agentFile := filepath.Join(dir, "agent.yaml")
+	if err := os.WriteFile(agentFile, []byte(agent.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	answers := bytes.Repeat([]byte("\"b\"\n"), n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var out bytes.Buffer
+		ios := &IOStreams{
+			In: bytes.NewReader(answers), Out: &out, ErrOut: io.Discard,
+			Getenv: func(k string) string {
+				if k == "XDG_STATE_HOME" {
+					return dir
+				}
+				return ""
+			},
+			LookupEnv: func(string) (string, bool) { return "", false },
+		}
+		opts := &ExecOptions{IO: ios, AgentFile: agentFile, JSON: true, Session: filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))}
+		opts.Unanswered = "stop"
+		if err := execRun(context.Background(), opts); err != nil {
+			b.Fatal(err)
+		}
+		if !bytes.Contains(out.Bytes(), []byte(`"status":"success"`)) {
+			b.Fatalf("run did not succeed: %s", out.Bytes()[max(0, out.Len()-300):])
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e6, "ms/question")
+}

@@ -1,0 +1,179 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/model/cassette"
+)
+
+// ModelOptions are the flags that choose and record the model: --model,
+// --record, --replay.
+type ModelOptions struct {
+	Models []string
+	Record string
+	Replay string
+}
+
+func (o *ModelOptions) addFlags(c interface {
+	StringArrayVar(*[]string, string, []string, string)
+	StringVar(*string, string, string, string)
+}) {
+	c.StringArrayVar(&o.Models, "model", nil, "override a model: `[AGENT=]PROVIDER/MODEL`, or a key of models: (repeatable)")
+	c.StringVar(&o.Record, "record", "", "record the model HTTP traffic to the cassette `FILE`")
+	c.StringVar(&o.Replay, "replay", "", "replay the model HTTP traffic from the cassette `FILE` (offline, no key needed)")
+}
+
+// modelFor returns the model agent runs with, after the --model overrides.
+//
+// An override names an agent (AGENT=, default the agent being run) and
+// either a key of models: or PROVIDER/MODEL. An inline PROVIDER/MODEL with
+// the same provider as the agent's model keeps that model's settings
+// (base_url, token_key, max_tokens, …) and changes only the model; with
+// another provider it is a bare model of that provider.
+func modelFor(cfg *config.Config, agent *config.Agent, overrides []string) (*config.Model, error) {
+	m := agent.Model
+	for _, o := range overrides {
+		name, spec, ok := strings.Cut(o, "=")
+		if !ok {
+			name, spec = agent.Name, o
+		} else if cfg.Agent(name) == nil {
+			return nil, usagef("--model %s: no agent %q; its agents: %s", o, name, strings.Join(cfg.AgentNames(), ", "))
+		}
+		if name != agent.Name {
+			continue
+		}
+		nm, err := parseModel(cfg, m, spec)
+		if err != nil {
+			return nil, usagef("--model %s: %v", o, err)
+		}
+		m = nm
+	}
+	return m, nil
+}
+
+func parseModel(cfg *config.Config, current *config.Model, spec string) (*config.Model, error) {
+	for _, named := range cfg.Models {
+		if named.Name == spec {
+			return named, nil
+		}
+	}
+	provider, name, ok := strings.Cut(spec, "/")
+	if !ok || provider == "" || name == "" {
+		return nil, errors.New("want PROVIDER/MODEL (openai, anthropic or ollama), or a key of models:")
+	}
+	switch provider {
+	case "openai", "anthropic", "ollama":
+	case "script":
+		return nil, errors.New("a script model needs its script: define it under models: and name its key")
+	default:
+		return nil, fmt.Errorf("unknown provider %q (valid: openai, anthropic, ollama)", provider)
+	}
+	if current != nil && current.Provider == provider {
+		m := *current
+		m.Name, m.Model = spec, name
+		return &m, nil
+	}
+	return &config.Model{Name: spec, Provider: provider, Model: name}, nil
+}
+
+// openCassette opens the --record or --replay cassette, if any.
+func openCassette(o *ModelOptions) (*cassette.Cassette, error) {
+	switch {
+	case o.Record != "" && o.Replay != "":
+		return nil, usagef("--record and --replay cannot be used together")
+	case o.Record != "":
+		c, err := cassette.Record(o.Record, nil)
+		if err != nil {
+			return nil, usagef("--record: %v", err)
+		}
+		return c, nil
+	case o.Replay != "":
+		c, err := cassette.Replay(o.Replay)
+		if err != nil {
+			return nil, usagef("--replay: %v", err)
+		}
+		return c, nil
+	}
+	return nil, nil
+}
+
+// spinner shows on stderr that the model is working, while a turn streams.
+type spinner struct {
+	w         io.Writer
+	mu        sync.Mutex
+	stop      chan struct{}
+	done      chan struct{}
+	streaming atomic.Bool
+}
+
+var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// Delta is told of each streamed chunk (model.Options.OnDelta).
+func (s *spinner) Delta() { s.streaming.Store(true) }
+
+func (s *spinner) Start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		return
+	}
+	s.streaming.Store(false)
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go s.run(s.stop, s.done)
+}
+
+func (s *spinner) run(stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		label := "waiting for the model"
+		if s.streaming.Load() {
+			label = "the model is writing"
+		}
+		fmt.Fprintf(s.w, "\r%s %s…\x1b[K", spinFrames[i%len(spinFrames)], label)
+		select {
+		case <-stop:
+			fmt.Fprint(s.w, "\r\x1b[K")
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *spinner) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop == nil {
+		return
+	}
+	close(s.stop)
+	<-s.done
+	s.stop, s.done = nil, nil
+}
+
+// spinModel shows the spinner while each turn runs.
+type spinModel struct {
+	exec.Model
+	spin *spinner
+}
+
+func (m spinModel) Turn(ctx context.Context, req exec.Request) (exec.Turn, error) {
+	m.spin.Start()
+	defer m.spin.Stop()
+	return m.Model.Turn(ctx, req)
+}
+
+// useSpinner says whether to draw the spinner: a person watches stderr.
+func useSpinner(opts *ExecOptions) bool {
+	return !opts.JSON && !opts.Quiet && opts.IO.IsStderrTTY() && opts.IO.Getenv("TERM") != "dumb"
+}

@@ -1,0 +1,333 @@
+// Package anthropic is the model provider for Anthropic's Messages API, built
+// on github.com/anthropics/anthropic-sdk-go.
+//
+// Each turn is one streamed request, accumulated with the SDK's
+// Message.Accumulate and returned only after message_stop, so a stream cut
+// mid-way is retried as a whole turn. thinking_budget turns on extended
+// thinking (a number is budget_tokens; minimal/low/medium/high are 1024,
+// 2048, 8192 and 16384 tokens); the signed thinking blocks of each assistant
+// turn are kept in exec.Message.Thinking and sent back as they came, as the
+// API requires with tool use. max_tokens defaults to DefaultMaxTokens, or to
+// the thinking budget plus DefaultMaxTokens when thinking is on; temperature
+// is not sent with thinking (the API refuses it).
+//
+// The SDK is used without its environment defaults (no ANTHROPIC_API_KEY,
+// ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL or profile is read by it): the key
+// and base URL are only those resolved by the model package.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
+
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/model/cassette"
+	"github.com/hitl-dev/hitl/exec/model/internal/provider"
+)
+
+// DefaultMaxTokens is max_tokens when the model sets none.
+const DefaultMaxTokens = 8192
+
+// Model is an Anthropic Messages model.
+type Model struct {
+	cfg       provider.Config
+	svc       sdk.MessageService
+	maxTokens int64
+	thinking  int64 // budget tokens; 0: off
+	attempts  atomic.Int32
+}
+
+// EffortTokens maps an effort word to thinking budget tokens.
+var EffortTokens = map[string]int64{"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+
+// New returns the model c describes.
+func New(c provider.Config) (*Model, error) {
+	m := &Model{cfg: c}
+	cm := c.Model
+	if tb := cm.ThinkingBudget; tb != nil {
+		m.thinking = tb.Tokens
+		if tb.Effort != "" {
+			t, ok := EffortTokens[tb.Effort]
+			if !ok {
+				return nil, fmt.Errorf("model %s: thinking_budget %q: want a number of tokens or one of minimal, low, medium, high", cm.Name, tb.Effort)
+			}
+			m.thinking = t
+		}
+		if m.thinking > 0 && m.thinking < 1024 {
+			return nil, fmt.Errorf("model %s: thinking_budget %d: Anthropic needs at least 1024 tokens", cm.Name, m.thinking)
+		}
+	}
+	switch {
+	case cm.MaxTokens != nil:
+		m.maxTokens = *cm.MaxTokens
+		if m.thinking > 0 && m.maxTokens <= m.thinking {
+			return nil, fmt.Errorf("model %s: max_tokens (%d) must be greater than thinking_budget (%d)", cm.Name, m.maxTokens, m.thinking)
+		}
+	case m.thinking > 0:
+		m.maxTokens = m.thinking + DefaultMaxTokens
+	default:
+		m.maxTokens = DefaultMaxTokens
+	}
+
+	cap := c.RetryDelayCap()
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithoutOpenTelemetry(),
+		option.WithOpenTelemetryPropagation(false),
+		option.WithBaseURL(c.BaseURL),
+		option.WithHTTPClient(c.HTTPClient),
+		option.WithMaxRetries(c.Retries()),
+		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			m.attempts.Add(1)
+			res, err := next(r)
+			// Bound the server-directed wait: past the cap, give up at once
+			// (the SDK would otherwise sleep as long as it is told).
+			if d, ok := provider.RetryAfter(res); ok && d > cap {
+				res.Header.Set("X-Should-Retry", "false")
+			}
+			return res, err
+		}),
+	}
+	if c.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(c.APIKey))
+	}
+	// NewMessageService, unlike NewClient, reads nothing from the
+	// environment.
+	m.svc = sdk.NewMessageService(opts...)
+	return m, nil
+}
+
+// Params builds the request body of one turn.
+func (m *Model) Params(req exec.Request) (sdk.MessageNewParams, error) {
+	cm := m.cfg.Model
+	p := sdk.MessageNewParams{
+		Model:     sdk.Model(cm.Model),
+		MaxTokens: m.maxTokens,
+	}
+	if m.thinking > 0 {
+		p.Thinking = sdk.ThinkingConfigParamOfEnabled(m.thinking)
+	} else if cm.Temperature != nil {
+		p.Temperature = param.NewOpt(*cm.Temperature)
+	}
+	if cm.TopP != nil {
+		p.TopP = param.NewOpt(*cm.TopP)
+	}
+	if req.System != "" {
+		p.System = []sdk.TextBlockParam{{Text: req.System}}
+	}
+	// Tool results (and a user message after them) go in one user turn.
+	var user []sdk.ContentBlockParamUnion
+	flush := func() {
+		if len(user) > 0 {
+			p.Messages = append(p.Messages, sdk.NewUserMessage(user...))
+			user = nil
+		}
+	}
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case exec.RoleUser:
+			user = append(user, sdk.NewTextBlock(msg.Text))
+		case exec.RoleTool:
+			text := msg.Text
+			if text == "" {
+				text = "(no output)" // the API refuses an empty text block
+			}
+			user = append(user, sdk.NewToolResultBlock(msg.ToolCallID, text, msg.IsError))
+		case exec.RoleAssistant:
+			flush()
+			var blocks []sdk.ContentBlockParamUnion
+			for _, t := range msg.Thinking {
+				if t.Redacted != "" {
+					blocks = append(blocks, sdk.NewRedactedThinkingBlock(t.Redacted))
+				} else {
+					blocks = append(blocks, sdk.NewThinkingBlock(t.Signature, t.Text))
+				}
+			}
+			if msg.Text != "" {
+				blocks = append(blocks, sdk.NewTextBlock(msg.Text))
+			}
+			for _, tc := range msg.ToolCalls {
+				var input any = json.RawMessage(tc.Arguments)
+				if !json.Valid(tc.Arguments) {
+					input = map[string]any{}
+				}
+				blocks = append(blocks, sdk.NewToolUseBlock(tc.ID, input, tc.Name))
+			}
+			if len(blocks) == 0 {
+				blocks = append(blocks, sdk.NewTextBlock("(no output)"))
+			}
+			p.Messages = append(p.Messages, sdk.NewAssistantMessage(blocks...))
+		default:
+			return p, fmt.Errorf("anthropic: unknown message role %q", msg.Role)
+		}
+	}
+	flush()
+	for _, t := range req.Tools {
+		tp := sdk.ToolParam{Name: t.Name}
+		if t.Description != "" {
+			tp.Description = param.NewOpt(t.Description)
+		}
+		if len(t.Parameters) > 0 {
+			var schema map[string]any
+			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+				return p, fmt.Errorf("anthropic: tool %s: parameters: %w", t.Name, err)
+			}
+			for k, v := range schema {
+				switch k {
+				case "type":
+				case "properties":
+					tp.InputSchema.Properties = v
+				case "required":
+					if rs, ok := v.([]any); ok {
+						for _, r := range rs {
+							if s, ok := r.(string); ok {
+								tp.InputSchema.Required = append(tp.InputSchema.Required, s)
+							}
+						}
+					}
+				default:
+					if tp.InputSchema.ExtraFields == nil {
+						tp.InputSchema.ExtraFields = map[string]any{}
+					}
+					tp.InputSchema.ExtraFields[k] = v
+				}
+			}
+		}
+		if tp.InputSchema.Properties == nil {
+			tp.InputSchema.Properties = map[string]any{}
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
+	}
+	return p, nil
+}
+
+// Turn sends the conversation and returns the assistant's turn.
+func (m *Model) Turn(ctx context.Context, req exec.Request) (exec.Turn, error) {
+	p, err := m.Params(req)
+	if err != nil {
+		return exec.Turn{}, err
+	}
+	return provider.RetryTurn(ctx, &m.cfg, func() (exec.Turn, error) { return m.attempt(ctx, p) })
+}
+
+func (m *Model) attempt(ctx context.Context, p sdk.MessageNewParams) (exec.Turn, error) {
+	m.attempts.Store(0)
+	stream := m.svc.NewStreaming(ctx, p)
+	defer stream.Close()
+	if err := stream.Err(); err != nil {
+		return exec.Turn{}, m.requestErr(err)
+	}
+	var (
+		acc     sdk.Message
+		stopped bool
+	)
+	for stream.Next() {
+		m.cfg.Delta()
+		ev := stream.Current()
+		if err := acc.Accumulate(ev); err != nil {
+			return exec.Turn{}, &provider.StreamError{Provider: "anthropic", Err: err}
+		}
+		if ev.Type == "message_stop" {
+			stopped = true
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return exec.Turn{}, m.wrap(err)
+	}
+	if ctx.Err() != nil {
+		return exec.Turn{}, ctx.Err()
+	}
+	if !stopped {
+		return exec.Turn{}, &provider.StreamError{Provider: "anthropic", Err: provider.ErrIncomplete, Cut: true}
+	}
+
+	msg := exec.Message{Role: exec.RoleAssistant}
+	var text []string
+	for _, b := range acc.Content {
+		switch b.Type {
+		case "text":
+			text = append(text, b.Text)
+		case "thinking":
+			msg.Thinking = append(msg.Thinking, exec.Thinking{Text: b.Thinking, Signature: b.Signature})
+		case "redacted_thinking":
+			msg.Thinking = append(msg.Thinking, exec.Thinking{Redacted: b.Data})
+		case "tool_use":
+			args := b.Input
+			if len(args) == 0 {
+				args = json.RawMessage("{}")
+			}
+			msg.ToolCalls = append(msg.ToolCalls, exec.ToolCall{ID: b.ID, Name: b.Name, Arguments: append(json.RawMessage(nil), args...)})
+		}
+	}
+	msg.Text = strings.Join(text, "")
+	u := acc.Usage
+	return exec.Turn{Message: msg, Usage: exec.Usage{
+		InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+		OutputTokens: u.OutputTokens,
+	}}, nil
+}
+
+func (m *Model) requestErr(err error) error {
+	var miss *cassette.MissError
+	if errors.As(err, &miss) {
+		return miss
+	}
+	w := m.wrap(err)
+	var ae *provider.APIError
+	if errors.As(w, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return w
+	}
+	if n := m.attempts.Load(); n > 1 {
+		return fmt.Errorf("anthropic: %w (after %d retries)", err, n-1)
+	}
+	return fmt.Errorf("anthropic: %w", err)
+}
+
+// wrap turns an SDK error into an APIError (an error status, or an error
+// event in the stream), a StreamError (the body failed), or leaves it.
+func (m *Model) wrap(err error) error {
+	var ae *sdk.Error
+	if errors.As(err, &ae) {
+		e := &provider.APIError{Provider: "anthropic", Status: ae.StatusCode, Retries: int(m.attempts.Load()) - 1}
+		var env struct {
+			Error struct {
+				Type    string `json:"type"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if raw := ae.RawJSON(); raw != "" {
+			if json.Unmarshal([]byte(raw), &env) == nil {
+				e.Type, e.Message = env.Error.Type, env.Error.Message
+			} else {
+				e.Message = strings.TrimSpace(raw)
+			}
+		}
+		if e.Retries < 0 {
+			e.Retries = 0
+		}
+		if ae.StatusCode/100 == 2 {
+			// An error event in a stream that had started: an overloaded or
+			// internal error is retried as a whole turn.
+			e.Status, e.Retries = 0, 0
+			cut := e.Type == "overloaded_error" || e.Type == "api_error"
+			return &provider.StreamError{Provider: "anthropic", Err: e, Cut: cut}
+		}
+		return e
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if provider.IsCut(err) {
+		return &provider.StreamError{Provider: "anthropic", Err: err, Cut: true}
+	}
+	return &provider.StreamError{Provider: "anthropic", Err: err}
+}

@@ -1,0 +1,113 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/prompt"
+)
+
+func TestJournalRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	j, err := Create(path, Header{RunID: "r1", AgentFile: "a.yaml", AgentSHA256: "abc", Agent: "root", Message: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &exec.State{}
+	add := func(m exec.Message) {
+		st.Messages = append(st.Messages, m)
+		if m.Role == exec.RoleAssistant {
+			st.Iterations++
+		}
+		if err := j.Message(m, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(exec.Message{Role: exec.RoleUser, Text: "hi"})
+	add(exec.Message{Role: exec.RoleAssistant, ToolCalls: []exec.ToolCall{{ID: "c1", Name: "AskUserQuestion", Arguments: json.RawMessage(`{}`)}}})
+	q0 := prompt.Question{ID: "p1", CallID: "c1", Index: 0}
+	q1 := prompt.Question{ID: "p2", CallID: "c1", Index: 1, Secret: true}
+	j.Requested(q0)
+	j.Answered(q0, prompt.Answer{Action: prompt.Accept, Content: json.RawMessage(`"a"`)})
+	j.Requested(q1)
+	j.Answered(q1, prompt.Answer{Action: prompt.Accept, Content: json.RawMessage(`"$HITL_SECRET_1"`)})
+	j.Approval("echo hi")
+	j.End(exec.StatusInputRequired)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+
+	j2, l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	if l.Header.RunID != "r1" || len(l.State.Messages) != 2 || l.State.Iterations != 1 || l.Status != exec.StatusInputRequired {
+		t.Fatalf("loaded %+v", l)
+	}
+	pending := exec.PendingCalls(l.State.Messages)
+	if n := l.NextPrompt(pending); n != 0 {
+		t.Errorf("NextPrompt = %d, want 0 (the call asks p1 again)", n)
+	}
+	r := NewReplay(l, pending)
+	if a, ok, _ := r.Answer(q0); !ok || string(a.Content) != `"a"` || a.Source != prompt.SourceSession {
+		t.Errorf("replay q0: %+v %v", a, ok)
+	}
+	if _, ok, _ := r.Answer(q1); ok {
+		t.Error("a secret answer was replayed")
+	}
+	if len(l.Approvals) != 1 || l.Approvals[0] != "echo hi" {
+		t.Errorf("approvals %v", l.Approvals)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), "HITL_SECRET") {
+		t.Error("the secret's answer was journaled")
+	}
+
+	// A second opener is refused while the first holds the session.
+	if _, _, err := Open(path); !errors.Is(err, ErrInUse) {
+		t.Fatalf("second Open: %v, want ErrInUse", err)
+	}
+}
+
+func TestOpenDamaged(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o600)
+		return p
+	}
+	header := `{"kind":"header","header":{"version":1,"run_id":"r"}}` + "\n"
+	tests := []struct {
+		name, content, err string
+	}{
+		{"empty", "", "is empty"},
+		{"no header", `{"kind":"message","message":{"role":"user"}}` + "\n", "not a hitl session"},
+		{"version", `{"kind":"header","header":{"version":9}}` + "\n", "format version 9"},
+		{"garbage in the middle", header + "garbage\n" + `{"kind":"end"}` + "\n", "not a journal record"},
+		{"torn last line is dropped", header + `{"kind":"mess`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j, _, err := Open(write(tt.name, tt.content))
+			if tt.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				j.Close()
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("err = %v, want %q", err, tt.err)
+			}
+		})
+	}
+}
