@@ -26,12 +26,15 @@ const (
 	NoWithFeedback = "no_with_feedback"
 )
 
-// ConfirmationOptions returns ask_confirmation's options, in order.
+// ConfirmationOptions returns ask_confirmation's options, in the order they
+// are shown: the approving one last, so that a terminal's first highlighted
+// option, taken by an Enter out of habit, is a "no" (DESIGN §1: no silent
+// consent). Answers name options by id, so the order is only for people.
 func ConfirmationOptions() []prompt.Option {
 	return []prompt.Option{
-		{ID: Yes, Label: "Yes"},
 		{ID: No, Label: "No"},
 		{ID: NoWithFeedback, Label: "No — tell me what to change"},
+		{ID: Yes, Label: "Yes"},
 	}
 }
 

@@ -59,7 +59,8 @@ func TestAskConfirmation(t *testing.T) {
 		{"yes", accept(`"yes"`), id + `"selected_option_id":"yes","free_text":null,"confirmed":true,"cancelled":false}`},
 		{"no", accept(`"no"`), id + `"selected_option_id":"no","free_text":null,"confirmed":false,"cancelled":false}`},
 		{"free text is feedback", text("use staging first"), id + `"selected_option_id":"no_with_feedback","free_text":"use staging first","confirmed":false,"cancelled":false}`},
-		{"by index", accept(`0`), id + `"selected_option_id":"yes","free_text":null,"confirmed":true,"cancelled":false}`},
+		{"by index", accept(`2`), id + `"selected_option_id":"yes","free_text":null,"confirmed":true,"cancelled":false}`},
+		{"index 0 is no", accept(`0`), id + `"selected_option_id":"no","free_text":null,"confirmed":false,"cancelled":false}`},
 		{"decline", decline, id + `"selected_option_id":null,"free_text":null,"confirmed":false,"cancelled":false}`},
 		{"cancel", cancel, id + `"selected_option_id":null,"free_text":null,"confirmed":false,"cancelled":true}`},
 		{"unanswered", nobody, id + `"selected_option_id":null,"free_text":null,"confirmed":false,"cancelled":true,"metadata":{"unanswered":true}}`},
@@ -77,7 +78,7 @@ func TestAskConfirmation(t *testing.T) {
 			}
 			q := asker.asked[0]
 			if q.Kind != prompt.KindChoice || !q.Custom || !q.Consent || string(q.Default) != `"no"` || len(q.Options) != 3 ||
-				q.Options[2].ID != "no_with_feedback" || q.Options[2].Label != "No — tell me what to change" ||
+				q.Options[0].ID != "no" || q.Options[1].ID != "no_with_feedback" || q.Options[1].Label != "No — tell me what to change" || q.Options[2].ID != "yes" ||
 				q.Hint != "If approved, the agent calls deploy_agent." || q.CallID != "call_7" || q.Tool != "ask_confirmation" {
 				t.Errorf("question %+v", q)
 			}
