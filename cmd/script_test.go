@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,6 +37,11 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CI", "")
 			env.Setenv("HITL_PROMPT", "")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
+			examples, err := filepath.Abs("../agents")
+			if err != nil {
+				return err
+			}
+			env.Setenv("EXAMPLES", examples)
 			setupLLM(env)
 			return nil
 		},
