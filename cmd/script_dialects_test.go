@@ -2,9 +2,7 @@ package cmd_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
-	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -46,26 +44,4 @@ func cmdToolResult(ts *testscript.TestScript, neg bool, args []string) {
 	if !neg {
 		ts.Fatalf("no tool.result of %s with result %s (is_error %v); its results:\n%s", args[0], args[1], wantError, strings.Join(seen, "\n"))
 	}
-}
-
-// TestAgentExamples runs the example agents of agents/ offline, as their
-// comments tell a person to: $AGENTS is the agents directory.
-func TestAgentExamples(t *testing.T) {
-	agents, err := filepath.Abs("../agents")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testscript.Run(t, testscript.Params{
-		Dir: "../testdata/agents",
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"toolresult": cmdToolResult,
-		},
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("CI", "")
-			env.Setenv("HITL_PROMPT", "")
-			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
-			env.Setenv("AGENTS", agents)
-			return nil
-		},
-	})
 }
