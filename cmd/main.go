@@ -72,7 +72,10 @@ func Main() int {
 	ios := System()
 	// A write to a closed stdout must come back as EPIPE, ending the run
 	// cleanly, instead of killing the process before children are reaped.
-	signal.Ignore(syscall.SIGPIPE)
+	// Notify rather than Ignore: an ignored signal stays ignored in shell
+	// commands (yes | head would print "Broken pipe" errors); a caught one
+	// is reset to its default there.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signalContext(context.Background(), ios)
 	defer stop()
 	root := NewCmdRoot(ios)

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,11 +23,15 @@ type jsonSink struct {
 func (s *jsonSink) Emit(e exec.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	data, err := json.Marshal(e)
-	if err != nil {
-		data, _ = json.Marshal(map[string]string{"type": "error", "message": "cannot encode event: " + err.Error()})
+	// Encode without HTML escaping: commands with > or & stay readable.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		buf.Reset()
+		_ = enc.Encode(map[string]string{"type": "error", "message": "cannot encode event: " + err.Error()})
 	}
-	if _, err := s.w.Write(append(data, '\n')); err != nil && s.err == nil {
+	if _, err := s.w.Write(buf.Bytes()); err != nil && s.err == nil {
 		s.err = err
 	}
 }

@@ -98,6 +98,10 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 		asker.Sources = append([]prompt.Answerer{session.NewReplay(spec.loaded, pending)}, asker.Sources...)
 		asker.SetNext(spec.loaded.NextPrompt(pending))
 	}
+	var approvals []string
+	if spec.loaded != nil {
+		approvals = spec.loaded.Approvals
+	}
 	toolList, err := tools.Build(spec.cfg, spec.agent, tools.Deps{
 		WorkingDir:  opts.WorkingDir,
 		RunID:       spec.runID,
@@ -105,6 +109,8 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 		Secrets:     asker.Secrets,
 		Permissions: spec.cfg.Permissions,
 		Yolo:        opts.Yolo,
+		Approvals:   approvals,
+		OnApproval:  spec.journal.Approval,
 	})
 	if err != nil {
 		return err

@@ -23,6 +23,10 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:           "../testdata/script",
 		UpdateScripts: *update,
@@ -37,6 +41,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CI", "")
 			env.Setenv("HITL_PROMPT", "")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
+			// HITL_REPO is the source tree, for scripts that run the
+			// files it ships (agents/, docs/pre-push).
+			env.Setenv("HITL_REPO", repo)
 			examples, err := filepath.Abs("../agents")
 			if err != nil {
 				return err

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hitl-dev/hitl/exec/permissions"
 	"gopkg.in/yaml.v3"
 )
 
@@ -330,6 +331,11 @@ func (l *loader) permissions(n *yaml.Node) {
 	p := &l.cfg.Permissions
 	l.eachKey(n, "permissions key", permissionKeys, nil, func(key string, k, v *yaml.Node) {
 		list := l.strings(v)
+		for i, rule := range list {
+			if _, err := permissions.ParseRule(rule); err != nil {
+				l.errorf(v.Content[i], "permissions.%s: %v", key, err)
+			}
+		}
 		switch key {
 		case "allow":
 			p.Allow = list

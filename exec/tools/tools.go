@@ -6,9 +6,11 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/permissions"
 	"github.com/hitl-dev/hitl/exec/tools/askuser"
 	"github.com/hitl-dev/hitl/exec/tools/askuserquestion"
 	"github.com/hitl-dev/hitl/exec/tools/interaction"
+	"github.com/hitl-dev/hitl/exec/tools/shell"
 	"github.com/hitl-dev/hitl/exec/tools/userprompt"
 	"github.com/hitl-dev/hitl/exec/tools/verdict"
 	"github.com/hitl-dev/hitl/prompt"
@@ -30,23 +32,61 @@ type Deps struct {
 	// Yolo approves shell commands without asking (deny and ask rules
 	// still apply).
 	Yolo bool
+	// Approvals are shell command lines approved for the session before
+	// (a resumed run).
+	Approvals []string
+	// OnApproval is told of each command line approved for the session
+	// (the session journal), if set.
+	OnApproval func(command string)
 }
 
 // Build returns the tools of agent a, in toolset order.
+//
+// Tools other than shell that an ask or deny rule of the permissions names
+// are wrapped: denied calls become error results, asked ones need a
+// person's approval. Shell applies the permissions itself.
 func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
+	checker, err := permissions.New(d.Permissions.Allow, d.Permissions.Ask, d.Permissions.Deny)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
 	var out []exec.Tool
 	for _, ts := range a.Toolsets {
-		tools, err := build(cfg, ts, d)
+		tools, err := build(cfg, ts, d, checker)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d:%d: toolset %s: %w", cfg.Path, ts.Pos.Line, ts.Pos.Col, ts.Type, err)
 		}
-		out = append(out, tools...)
+		for _, t := range tools {
+			if name := t.Spec().Name; ts.Type != "shell" && checker.Gates(name) {
+				t = &gated{Tool: t, name: name, checker: checker, asker: askerOf(d)}
+			}
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }
 
-func build(cfg *config.Config, ts *config.Toolset, d Deps) ([]exec.Tool, error) {
+// askerOf avoids a nil *prompt.Asker inside a non-nil interface.
+func askerOf(d Deps) permissions.Asker {
+	if d.Asker == nil {
+		return nil
+	}
+	return d.Asker
+}
+
+func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.Checker) ([]exec.Tool, error) {
 	switch ts.Type {
+	case "shell":
+		var secrets shell.Secrets
+		if d.Secrets != nil {
+			secrets = d.Secrets
+		}
+		t := shell.New(shell.Options{
+			Env: ts.Env, WorkingDir: ts.WorkingDir, BaseDir: d.WorkingDir, Timeout: ts.Timeout, Shell: ts.Shell,
+			Asker: askerOf(d), Secrets: secrets, Permissions: checker, Yolo: d.Yolo, OnApprove: d.OnApproval,
+		})
+		t.Restore(d.Approvals)
+		return []exec.Tool{t}, nil
 	case "verdict":
 		return []exec.Tool{verdict.New()}, nil
 	case "user_prompt":

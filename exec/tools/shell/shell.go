@@ -1,0 +1,252 @@
+// Package shell is the shell toolset (cagent's shell tool, seed 002): the
+// model runs a command line with shell{cmd, cwd?, timeout?} and gets its
+// output (stdout and stderr merged, in order).
+//
+// A command runs only when permissions allow it, --yolo approves it, it was
+// approved for the session, or a person approves it when asked; with nobody
+// to ask it is denied and the model is told why (DESIGN §1, §4, §7).
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/permissions"
+)
+
+// Name is the tool's name.
+const Name = "shell"
+
+// Defaults.
+const (
+	DefaultTimeout = 30 * time.Second
+	DefaultShell   = "/bin/sh"
+	// DefaultGrace is how long a process group has between SIGTERM and
+	// SIGKILL.
+	DefaultGrace = 2 * time.Second
+	// maxTimeout bounds a call's timeout (and keeps it from overflowing).
+	maxTimeout = 24 * time.Hour
+)
+
+// Checker decides shell lines (permissions.Checker).
+type Checker interface {
+	Shell(tool, line string, args map[string]any) permissions.Verdict
+}
+
+// Secrets are the run's secret answers (prompt.Secrets).
+type Secrets interface {
+	Env() []string
+	Mask(text string) string
+}
+
+// Options configure the tool: the toolset's keys and what the run provides.
+type Options struct {
+	// Env is added to the commands' environment (the toolset's env, with
+	// ${VAR} already expanded).
+	Env map[string]string
+	// WorkingDir is the toolset's working_dir, relative to BaseDir.
+	WorkingDir string
+	// BaseDir is --working-dir (default: the process's directory).
+	BaseDir string
+	// Timeout bounds a command (default 30 s); a call's timeout overrides.
+	Timeout time.Duration
+	// Shell runs the line as SHELL -c LINE (default /bin/sh).
+	Shell string
+	// Grace is the time between SIGTERM and SIGKILL (default 2 s).
+	Grace time.Duration
+
+	Asker       permissions.Asker
+	Secrets     Secrets
+	Permissions Checker
+	// Yolo runs what no deny or ask rule stops, without asking.
+	Yolo bool
+	// OnApprove, if set, is told of each command line approved for the
+	// session (the session journal keeps them for hitl resume).
+	OnApprove func(line string)
+}
+
+// Tool is the shell tool.
+type Tool struct {
+	opts Options
+
+	mu       sync.Mutex
+	approved map[string]bool // command lines approved for the session
+}
+
+// New returns the tool.
+func New(o Options) *Tool {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Shell == "" {
+		o.Shell = DefaultShell
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	return &Tool{opts: o, approved: map[string]bool{}}
+}
+
+func (t *Tool) Spec() exec.ToolSpec {
+	return exec.ToolSpec{
+		Name: Name,
+		Description: "Run a shell command line and return its output (stdout and stderr merged). " +
+			"Commands run non-interactively: stdin is empty, so never wait for input. " +
+			"A command may need a person's approval; a refusal comes back as an error result that says why. " +
+			fmt.Sprintf("Output longer than %d characters is cut in the middle. ", MaxOutput) +
+			"Secret answers are available as environment variables $HITL_SECRET_<n>.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"cmd":{"type":"string","description":"The shell command to execute."},` +
+			`"cwd":{"type":"string","description":"The working directory to execute the command in (default: the toolset's working directory); relative paths are relative to it."},` +
+			`"timeout":{"type":"integer","minimum":1,"description":"Command execution timeout in seconds (default: ` + fmt.Sprint(int(t.opts.Timeout/time.Second)) + `)."}},` +
+			`"required":["cmd"]}`),
+	}
+}
+
+type args struct {
+	Cmd     string   `json:"cmd"`
+	Cwd     string   `json:"cwd"`
+	Timeout *float64 `json:"timeout"`
+}
+
+// Call checks the command against the permissions, asks when it must, and
+// runs it. Refusals are error results; the run's end (ctx) and a person
+// interrupting at the approval prompt are errors.
+func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error) {
+	var a args
+	if err := json.Unmarshal(call.Arguments, &a); err != nil {
+		return errorResult("invalid arguments: %v", err), nil
+	}
+	if strings.TrimSpace(a.Cmd) == "" {
+		return errorResult("cmd is empty: give the command line to run"), nil
+	}
+	dir, err := t.dir(a.Cwd)
+	if err != nil {
+		return errorResult("%v", err), nil
+	}
+	timeout := t.opts.Timeout
+	if a.Timeout != nil {
+		if *a.Timeout <= 0 {
+			return errorResult("timeout must be a positive number of seconds"), nil
+		}
+		timeout = time.Duration(min(*a.Timeout, maxTimeout.Seconds()) * float64(time.Second))
+	}
+	ok, refusal, err := t.permit(ctx, call, a.Cmd, dir)
+	if err != nil || !ok {
+		return refusal, err
+	}
+	return t.run(ctx, a.Cmd, dir, timeout)
+}
+
+// permit decides whether the command may run: deny wins over ask over allow;
+// then --yolo, then an approval for the session, then a person.
+func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, dir string) (bool, exec.Result, error) {
+	var callArgs map[string]any
+	_ = json.Unmarshal(call.Arguments, &callArgs)
+	v := permissions.Verdict{Reason: "no permissions rule allows it"}
+	if t.opts.Permissions != nil {
+		v = t.opts.Permissions.Shell(Name, line, callArgs)
+	}
+	reason := v.Reason
+	switch v.Decision {
+	case permissions.Deny:
+		return false, errorResult("the command was not run: it is denied by the permissions rule %q", v.Rule), nil
+	case permissions.Allow:
+		return true, exec.Result{}, nil
+	case permissions.Ask:
+		reason = fmt.Sprintf("the permissions rule %q asks every time", v.Rule)
+	default:
+		if t.opts.Yolo {
+			return true, exec.Result{}, nil
+		}
+	}
+	if t.isApproved(line) {
+		return true, exec.Result{}, nil
+	}
+	q := permissions.ApprovalQuestion(fmt.Sprintf("Run this command?\n\n%s\n\nin %s", line, dir), true)
+	q.CallID, q.Tool, q.Hint = call.ID, Name, reason
+	ap, err := permissions.AskApproval(ctx, t.opts.Asker, q, "command")
+	if err != nil {
+		return false, exec.Result{}, err
+	}
+	if !ap.Approved {
+		return false, exec.Result{IsError: true, Text: ap.Refusal}, nil
+	}
+	if ap.Session {
+		t.mu.Lock()
+		t.approved[line] = true
+		t.mu.Unlock()
+		if t.opts.OnApprove != nil {
+			t.opts.OnApprove(line)
+		}
+	}
+	return true, exec.Result{}, nil
+}
+
+func (t *Tool) isApproved(line string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.approved[line]
+}
+
+// Approved returns the command lines approved for the session, sorted, for
+// the session journal.
+func (t *Tool) Approved() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]string, 0, len(t.approved))
+	for l := range t.approved {
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Restore adds command lines approved for the session (a resumed run).
+func (t *Tool) Restore(lines []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, l := range lines {
+		t.approved[l] = true
+	}
+}
+
+// dir resolves where a call runs: its cwd (relative to the base) > the
+// toolset's working_dir > --working-dir > the process's directory.
+func (t *Tool) dir(cwd string) (string, error) {
+	base, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the current directory: %v", err)
+	}
+	for _, d := range []string{t.opts.BaseDir, t.opts.WorkingDir, cwd} {
+		if d == "" {
+			continue
+		}
+		if filepath.IsAbs(d) {
+			base = d
+		} else {
+			base = filepath.Join(base, d)
+		}
+	}
+	base = filepath.Clean(base)
+	fi, err := os.Stat(base)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("working directory %s: %v", base, err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("working directory %s is not a directory", base)
+	}
+	return base, nil
+}
+
+func errorResult(format string, args ...any) exec.Result {
+	return exec.Result{IsError: true, Text: fmt.Sprintf(format, args...)}
+}
