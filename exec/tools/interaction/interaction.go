@@ -105,14 +105,15 @@ func (t *Confirmation) Call(ctx context.Context, call exec.ToolCall) (exec.Resul
 		return errorResult("ask_confirmation was not asked: question is empty; give the approval question"), nil
 	}
 	q := prompt.Question{
-		CallID:  call.ID,
-		Tool:    "ask_confirmation",
-		Kind:    prompt.KindChoice,
-		Message: a.Question,
-		Options: ConfirmationOptions(),
-		Custom:  true, // free text is the feedback of no_with_feedback
-		Default: json.RawMessage(`"` + No + `"`),
-		Consent: true,
+		CallID:      call.ID,
+		Tool:        "ask_confirmation",
+		Kind:        prompt.KindChoice,
+		Message:     a.Question,
+		Options:     ConfirmationOptions(),
+		Custom:      true, // free text is the feedback of no_with_feedback
+		Default:     json.RawMessage(`"` + No + `"`),
+		Consent:     true,
+		SafeDefault: true, // "no" is preselected on a terminal: Enter refuses
 	}
 	if a.TargetTool != "" {
 		q.Hint = "If approved, the agent calls " + a.TargetTool + "."
