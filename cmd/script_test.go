@@ -39,6 +39,7 @@ func TestScripts(t *testing.T) {
 			"locksession": cmdLockSession,
 			"exitcode":    cmdExitCode,
 			"llm":         cmdLLM,
+			"toolresult":  cmdToolResult,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("CI", "")

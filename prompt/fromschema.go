@@ -67,7 +67,8 @@ func simple(n schemaNode, raw json.RawMessage) Question {
 	q.Secret = n.Format == "password" || n.WriteOnly
 	switch {
 	case n.Type.is("boolean"):
-		q.Kind = KindConfirm
+		// A yes/no whose default the model wrote: never preselected.
+		q.Kind, q.Consent = KindConfirm, true
 	case len(n.Enum) > 0 && allStrings(n.Enum):
 		q.Kind = KindChoice
 		for _, e := range n.Enum {

@@ -57,6 +57,10 @@ type Question struct {
 	// (confirmations, shell approvals, remote user_choice): the model wrote
 	// the default, so defaulting would be consent nobody gave.
 	Consent bool `json:"-"`
+	// SafeDefault marks a consent question whose default is hitl's own
+	// refusal (a shell approval's "no"): a terminal may preselect it, so a
+	// stray Enter refuses instead of approving.
+	SafeDefault bool `json:"-"`
 	// NoStop marks questions that an unanswered policy of "stop" must not
 	// stop the run for (shell approvals, remote user_choice): unanswered,
 	// they are denied at once.

@@ -49,14 +49,15 @@ func ApprovalQuestion(message string, session bool) prompt.Question {
 	}
 	schema, _ := json.Marshal(map[string]any{"type": "string", "enum": ids})
 	return prompt.Question{
-		Kind:    prompt.KindChoice,
-		Message: message,
-		Options: opts,
-		Custom:  true,
-		Default: json.RawMessage(`"no"`),
-		Schema:  schema,
-		Consent: true,
-		NoStop:  true,
+		Kind:        prompt.KindChoice,
+		Message:     message,
+		Options:     opts,
+		Custom:      true,
+		Default:     json.RawMessage(`"no"`),
+		Schema:      schema,
+		Consent:     true,
+		SafeDefault: true,
+		NoStop:      true,
 	}
 }
 

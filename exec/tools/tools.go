@@ -9,6 +9,9 @@ import (
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/permissions"
+	"github.com/hitl-dev/hitl/exec/tools/askuser"
+	"github.com/hitl-dev/hitl/exec/tools/askuserquestion"
+	"github.com/hitl-dev/hitl/exec/tools/interaction"
 	"github.com/hitl-dev/hitl/exec/tools/remote"
 	"github.com/hitl-dev/hitl/exec/tools/shell"
 	"github.com/hitl-dev/hitl/exec/tools/userprompt"
@@ -100,6 +103,12 @@ func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.
 		return []exec.Tool{verdict.New()}, nil
 	case "user_prompt":
 		return []exec.Tool{userprompt.New(ts.Name, d.Asker)}, nil
+	case "ask_user_question":
+		return []exec.Tool{askuserquestion.New(ts.Name, d.Asker)}, nil
+	case "ask_user":
+		return []exec.Tool{askuser.New(ts.Name, d.Asker)}, nil
+	case "interaction":
+		return interaction.New(d.Asker), nil
 	}
 	return nil, fmt.Errorf("type %s is not implemented yet", ts.Type)
 }

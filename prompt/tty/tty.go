@@ -1,0 +1,217 @@
+// Package tty is the terminal front end: it asks canonical questions with
+// survey prompts (Select, MultiSelect, Input, Password, Confirm) on a
+// terminal, escapes every piece of model text it draws, and turns Esc and
+// Ctrl-D into a dismissal and Ctrl-C into an interrupt (DESIGN §4 "On a TTY").
+// It is the only package that imports survey.
+package tty
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/AlecAivazis/survey/v2"
+	"github.com/AlecAivazis/survey/v2/core"
+	"github.com/AlecAivazis/survey/v2/terminal"
+	"github.com/hitl-dev/hitl/prompt"
+)
+
+// FrontEnd asks questions on a terminal. It implements prompt.FrontEnd.
+type FrontEnd struct {
+	out  fdWriter
+	keys *keySource
+	turn chan struct{} // holds a token while a question is on the terminal
+}
+
+// New returns a front end that reads keys from in and draws on out; both
+// are usually the same terminal (stdin and stderr, or /dev/tty). NO_COLOR in
+// the environment turns survey's colours off.
+func New(in, out *os.File) *FrontEnd {
+	if os.Getenv("NO_COLOR") != "" {
+		core.DisableColor = true
+	}
+	return &FrontEnd{out: fdWriter{f: out, fd: rawFd(out)}, keys: newKeySource(in), turn: make(chan struct{}, 1)}
+}
+
+// errDismissed is a question dismissed with Esc or Ctrl-D.
+var errDismissed = errors.New("dismissed")
+
+// Ask asks q until the person gives an answer that passes prompt.Check,
+// dismisses it (action cancel) or presses Ctrl-C (prompt.ErrInterrupted).
+// When ctx ends the prompt is taken down, the terminal restored, and the
+// context's cause returned.
+func (f *FrontEnd) Ask(ctx context.Context, q prompt.Question) (prompt.Answer, error) {
+	// One question at a time on one terminal; waiting for the turn ends
+	// with ctx.
+	select {
+	case f.turn <- struct{}{}:
+		defer func() { <-f.turn }()
+	case <-ctx.Done():
+		return prompt.Answer{}, context.Cause(ctx)
+	}
+	if ctx.Err() != nil {
+		return prompt.Answer{}, context.Cause(ctx)
+	}
+	f.keys.start()
+	f.keys.discardPending()
+	s := &session{ctx: ctx, in: &keyReader{ctx: ctx, src: f.keys}, out: f.out}
+	var (
+		ans prompt.Answer
+		err error
+	)
+	if q.Kind == prompt.KindForm {
+		ans, err = s.form(q)
+	} else {
+		ans, err = s.question(q, []string{dismissTag}, q.Consent && !q.SafeDefault)
+	}
+	if errors.Is(err, errDismissed) {
+		return prompt.Answer{Action: prompt.Cancel, Source: prompt.SourceTTY}, nil
+	}
+	if err != nil {
+		return prompt.Answer{}, err
+	}
+	ans.Source = prompt.SourceTTY
+	return ans, nil
+}
+
+// session is one question being asked: its key reader (one per question, so
+// a dismissal is remembered for it alone) and where it draws.
+type session struct {
+	ctx context.Context
+	in  *keyReader
+	out fdWriter
+}
+
+// capture receives survey's answer as survey produced it (core.OptionAnswer,
+// []core.OptionAnswer, string or bool).
+type capture struct{ v any }
+
+func (c *capture) WriteAnswer(_ string, v any) error {
+	c.v = v
+	return nil
+}
+
+// run asks one survey prompt. validate (optional) gets survey's answer and
+// returns the reason it must be asked again. summary replaces the prompt's
+// message in the line survey leaves once the prompt is answered or ended.
+func (s *session) run(p survey.Prompt, validate func(any) error, summary string) (any, error) {
+	var c capture
+	spy := &configSpy{inner: p}
+	q := &survey.Question{Name: "answer", Prompt: spy, Validate: validate}
+	q.Transform = func(any) any { setMessage(p, summary); return nil }
+	err := survey.Ask([]*survey.Question{q}, &c,
+		survey.WithStdio(s.in, s.out, s.out),
+		survey.WithShowCursor(true),
+		survey.WithPageSize(pageSize),
+	)
+	if err != nil {
+		err = s.mapErr(err)
+		if spy.config != nil {
+			s.collapse(p, spy.config, summary, err)
+		}
+		return nil, err
+	}
+	return c.v, nil
+}
+
+const pageSize = 10
+
+// mapErr says what ended a prompt early.
+func (s *session) mapErr(err error) error {
+	switch {
+	case s.ctx.Err() != nil:
+		// --prompt-timeout or a signal: the Asker tells them apart by
+		// the cause.
+		return context.Cause(s.ctx)
+	case errors.Is(err, terminal.InterruptErr) && s.in.dismissed:
+		return errDismissed
+	case errors.Is(err, terminal.InterruptErr):
+		return prompt.ErrInterrupted
+	case errors.Is(err, io.EOF):
+		return &prompt.UnansweredError{Source: prompt.SourceEOF, Reason: "the terminal was closed"}
+	}
+	return fmt.Errorf("asking on the terminal: %w", err)
+}
+
+// collapse redraws a prompt that ended without an answer as its summary
+// line saying why, as survey does for an answer.
+func (s *session) collapse(p survey.Prompt, cfg *survey.PromptConfig, summary string, why error) {
+	label := "(no answer)"
+	switch {
+	case errors.Is(why, errDismissed):
+		label = "(dismissed)"
+	case errors.Is(why, prompt.ErrInterrupted):
+		label = "(interrupted)"
+	}
+	interrupted := errors.Is(why, errDismissed) || errors.Is(why, prompt.ErrInterrupted)
+	switch p.(type) {
+	case *survey.Input, *survey.Confirm:
+		if interrupted {
+			// survey's line reader went to the next line on the
+			// interrupt: back to the prompt's line.
+			fmt.Fprint(s.out, "\x1b[1A")
+		}
+	case *survey.Password:
+		if !interrupted {
+			fmt.Fprint(s.out, "\r\n")
+		}
+		fmt.Fprintf(s.out, "  %s\r\n", label)
+		return
+	}
+	setMessage(p, summary)
+	var err error
+	switch p := p.(type) {
+	case *survey.Select:
+		err = p.Cleanup(cfg, core.OptionAnswer{Value: label})
+	case *survey.MultiSelect:
+		err = p.Cleanup(cfg, []core.OptionAnswer{{Value: label}})
+	case *survey.Input:
+		err = p.Cleanup(cfg, label)
+	case *survey.Confirm:
+		err = p.Render(survey.ConfirmQuestionTemplate, survey.ConfirmTemplateData{Confirm: *p, Answer: label, Config: cfg})
+	}
+	if err != nil {
+		fmt.Fprintf(s.out, "\r\n  %s\r\n", label)
+	}
+}
+
+// setMessage sets the message a prompt draws.
+func setMessage(p survey.Prompt, msg string) {
+	switch p := p.(type) {
+	case *survey.Select:
+		p.Message = msg
+	case *survey.MultiSelect:
+		p.Message = msg
+	case *survey.Input:
+		p.Message = msg
+	case *survey.Confirm:
+		p.Message = msg
+	case *survey.Password:
+		p.Message = msg
+	}
+}
+
+// configSpy passes a prompt to survey and keeps the configuration survey
+// asks it with, to draw the prompt's summary line when it ends early.
+type configSpy struct {
+	inner  survey.Prompt
+	config *survey.PromptConfig
+}
+
+func (p *configSpy) Prompt(cfg *survey.PromptConfig) (any, error) {
+	p.config = cfg
+	return p.inner.Prompt(cfg)
+}
+
+func (p *configSpy) Cleanup(cfg *survey.PromptConfig, v any) error { return p.inner.Cleanup(cfg, v) }
+func (p *configSpy) Error(cfg *survey.PromptConfig, err error) error {
+	return p.inner.Error(cfg, err)
+}
+
+func (p *configSpy) WithStdio(stdio terminal.Stdio) {
+	if w, ok := p.inner.(interface{ WithStdio(terminal.Stdio) }); ok {
+		w.WithStdio(stdio)
+	}
+}
