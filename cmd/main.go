@@ -13,6 +13,7 @@ import (
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/model"
+	"github.com/hitl-dev/hitl/exec/tools/shell"
 	"github.com/hitl-dev/hitl/prompt"
 )
 
@@ -193,6 +194,7 @@ func signalContext(parent context.Context, ios *IOStreams) (context.Context, fun
 		case s := <-ch:
 			if s == os.Interrupt {
 				fmt.Fprintln(ios.ErrOut, "hitl: interrupted again, exiting now")
+				shell.KillAll() // no grace period left for running commands
 				os.Exit(ExitInterrupted)
 			}
 		case <-done:

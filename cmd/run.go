@@ -109,6 +109,7 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 		Secrets:     asker.Secrets,
 		Permissions: spec.cfg.Permissions,
 		Yolo:        opts.Yolo,
+		HiddenEnv:   model.KeyVars(spec.cfg),
 		Approvals:   approvals,
 		OnApproval:  spec.journal.Approval,
 		Progress:    progressFunc(sink),

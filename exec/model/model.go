@@ -110,6 +110,31 @@ func DefaultHTTPClient() *http.Client {
 	return defaultClient
 }
 
+// Default key variables of the providers that send one.
+const (
+	OpenAIKeyVar    = "OPENAI_API_KEY"
+	AnthropicKeyVar = "ANTHROPIC_API_KEY"
+)
+
+// KeyVars names the environment variables that may hold model API keys for
+// cfg: every token_key, and the providers' defaults. Shell commands do not
+// inherit them.
+func KeyVars(cfg *config.Config) []string {
+	names := []string{OpenAIKeyVar, AnthropicKeyVar}
+	add := func(m *config.Model) {
+		if m != nil && m.TokenKey != "" {
+			names = append(names, m.TokenKey)
+		}
+	}
+	for _, m := range cfg.Models {
+		add(m)
+	}
+	for _, a := range cfg.Agents {
+		add(a.Model)
+	}
+	return names
+}
+
 // New returns the model m describes.
 func New(m *config.Model, o Options) (exec.Model, error) {
 	if m.Provider == "script" {
@@ -124,11 +149,11 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	var keyVar, baseEnv, baseDefault string
 	switch m.Provider {
 	case "openai":
-		keyVar, baseEnv, baseDefault = "OPENAI_API_KEY", "OPENAI_BASE_URL", OpenAIBaseURL
+		keyVar, baseEnv, baseDefault = OpenAIKeyVar, "OPENAI_BASE_URL", OpenAIBaseURL
 	case "ollama":
 		baseDefault = OllamaBaseURL
 	case "anthropic":
-		keyVar, baseEnv, baseDefault = "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", AnthropicBaseURL
+		keyVar, baseEnv, baseDefault = AnthropicKeyVar, "ANTHROPIC_BASE_URL", AnthropicBaseURL
 	default:
 		return nil, fmt.Errorf("model %s: unknown provider %q (valid: openai, anthropic, ollama, script)", m.Name, m.Provider)
 	}

@@ -38,6 +38,9 @@ type Deps struct {
 	// Approvals are shell command lines approved for the session before
 	// (a resumed run).
 	Approvals []string
+	// HiddenEnv names environment variables shell commands do not inherit:
+	// the ones holding model API keys.
+	HiddenEnv []string
 	// OnApproval is told of each command line approved for the session
 	// (the session journal), if set.
 	OnApproval func(command string)
@@ -94,7 +97,7 @@ func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.
 			secrets = d.Secrets
 		}
 		t := shell.New(shell.Options{
-			Env: ts.Env, WorkingDir: ts.WorkingDir, BaseDir: d.WorkingDir, Timeout: ts.Timeout, Shell: ts.Shell,
+			Env: ts.Env, WorkingDir: ts.WorkingDir, BaseDir: d.WorkingDir, Timeout: ts.Timeout, Shell: ts.Shell, Hide: d.HiddenEnv,
 			Asker: askerOf(d), Secrets: secrets, Permissions: checker, Yolo: d.Yolo, OnApprove: d.OnApproval,
 		})
 		t.Restore(d.Approvals)

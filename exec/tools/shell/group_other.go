@@ -20,3 +20,8 @@ func newGroup(cmd *osexec.Cmd, grace time.Duration) *group {
 func (*group) stop() {}
 
 func signalOf(*os.ProcessState) (string, bool) { return "", false }
+
+func (*group) track(bool) {}
+
+// KillAll does nothing where process groups are not available.
+func KillAll() {}

@@ -93,3 +93,30 @@ func signalOf(ps *os.ProcessState) (string, bool) {
 	}
 	return ws.Signal().String(), true
 }
+
+// running holds the process groups of commands in flight, so KillAll can
+// end them when hitl must exit at once.
+var running = struct {
+	sync.Mutex
+	pgids map[int]bool
+}{pgids: map[int]bool{}}
+
+func (g *group) track(on bool) {
+	running.Lock()
+	defer running.Unlock()
+	if on {
+		running.pgids[g.pgid()] = true
+	} else {
+		delete(running.pgids, g.pgid())
+	}
+}
+
+// KillAll sends SIGKILL to the process group of every command still running:
+// for a second Ctrl-C, which exits without waiting for the grace period.
+func KillAll() {
+	running.Lock()
+	defer running.Unlock()
+	for pgid := range running.pgids {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}

@@ -44,6 +44,8 @@ func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration)
 		}
 		return errorResult("cannot run %s: %v", t.opts.Shell, err), nil
 	}
+	group.track(true)
+	defer group.track(false)
 	out := newCapture(MaxOutput)
 	copied := make(chan struct{})
 	go func() {
@@ -103,10 +105,10 @@ func describeExit(err error) string {
 	return err.Error()
 }
 
-// env is hitl's environment, plus the toolset's env, plus HITL_SECRET_<n>.
-// Later entries win.
+// env is hitl's environment without the hidden variables, plus the
+// toolset's env, plus HITL_SECRET_<n>. Later entries win.
 func (t *Tool) env() []string {
-	env := os.Environ()
+	env := withoutVars(os.Environ(), t.opts.Hide)
 	keys := make([]string, 0, len(t.opts.Env))
 	for k := range t.opts.Env {
 		keys = append(keys, k)
@@ -119,4 +121,23 @@ func (t *Tool) env() []string {
 		env = append(env, t.opts.Secrets.Env()...)
 	}
 	return env
+}
+
+// withoutVars drops the NAME=value entries of env whose NAME is in names.
+func withoutVars(env, names []string) []string {
+	if len(names) == 0 {
+		return env
+	}
+	hidden := make(map[string]bool, len(names))
+	for _, n := range names {
+		hidden[n] = true
+	}
+	kept := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !hidden[name] {
+			kept = append(kept, kv)
+		}
+	}
+	return kept
 }

@@ -62,6 +62,9 @@ type Options struct {
 	Shell string
 	// Grace is the time between SIGTERM and SIGKILL (default 2 s).
 	Grace time.Duration
+	// Hide names variables of hitl's environment that commands must not
+	// inherit (the model API keys); the toolset's Env may still set them.
+	Hide []string
 
 	Asker       permissions.Asker
 	Secrets     Secrets
