@@ -306,3 +306,22 @@ func TestJSONLReadsLines(t *testing.T) {
 }
 
 var _ io.Reader = blockingReader{}
+
+func TestJSONLNotices(t *testing.T) {
+	var notes strings.Builder
+	j := NewJSONL(blockingReader{})
+	j.Notice, j.WaitNotice = &notes, 10*time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Millisecond)
+	defer cancel()
+	_, err := j.Ask(ctx, Question{ID: "p4", Kind: KindText, Message: "Which\nbranch?"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the context's deadline", err)
+	}
+	got := notes.String()
+	if strings.Count(got, "reading answers from stdin (JSONL)") != 1 {
+		t.Errorf("where answers are read from should be said once:\n%s", got)
+	}
+	if !strings.Contains(got, "still waiting on stdin for an answer to p4: Which branch?") {
+		t.Errorf("no waiting reminder:\n%s", got)
+	}
+}
