@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -32,6 +33,7 @@ func TestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
+		Condition:     condition,
 		Dir:           "../testdata/script",
 		UpdateScripts: *update,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -123,4 +125,19 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if want := args[0]; strconv.Itoa(got) != want {
 		ts.Fatalf("exit code %d, want %s", got, want)
 	}
+}
+
+// condition adds [controllingtty]: the tests run with a controlling
+// terminal (go test from an interactive shell), where /dev/tty can be opened
+// and a prompt on it would wait for a person.
+func condition(cond string) (bool, error) {
+	if cond != "controllingtty" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return false, nil
+	}
+	f.Close()
+	return true, nil
 }
