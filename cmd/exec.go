@@ -128,7 +128,7 @@ func newSinks(opts *ExecOptions, mode string) (exec.Sink, func(error, exec.Outco
 			if runErr == nil && js.err != nil {
 				return &signalError{sig: sigPIPE}
 			}
-			reportOutcome(ios, opts.Quiet, runErr)
+			reportOutcome(ios, runErr)
 			return runErr
 		}
 	}
@@ -137,7 +137,7 @@ func newSinks(opts *ExecOptions, mode string) (exec.Sink, func(error, exec.Outco
 		if runErr == nil && hs.outErr != nil {
 			return &signalError{sig: sigPIPE}
 		}
-		reportOutcome(ios, opts.Quiet, runErr)
+		reportOutcome(ios, runErr)
 		if runErr == nil && out.Text != "" && !hs.finalText {
 			fmt.Fprintf(ios.ErrOut, "hitl: approved: %s\n", termtext.Text(out.Text))
 		}
@@ -147,7 +147,7 @@ func newSinks(opts *ExecOptions, mode string) (exec.Sink, func(error, exec.Outco
 
 // reportOutcome tells the person why a run did not succeed; errors are
 // printed by Main.
-func reportOutcome(ios *IOStreams, quiet bool, runErr error) {
+func reportOutcome(ios *IOStreams, runErr error) {
 	if o, ok := runErr.(*outcomeError); ok {
 		fmt.Fprintf(ios.ErrOut, "hitl: %s: %s\n", o.outcome.Status, termtext.Text(o.outcome.Text))
 	}
