@@ -47,14 +47,15 @@ func Check(q Question, a Answer) (Answer, error) {
 	case KindChoice:
 		a.Content, err = checkChoice(q, a.Content)
 	case KindConfirm:
+		// null unmarshals into a bool or string without error: refuse it.
 		var b bool
-		if json.Unmarshal(a.Content, &b) != nil {
+		if isNull(a.Content) || json.Unmarshal(a.Content, &b) != nil {
 			err = fmt.Errorf("expected true or false, got %s", preview(a.Content))
 		}
 	case KindText:
 		if len(q.Schema) == 0 {
 			var s string
-			if json.Unmarshal(a.Content, &s) != nil {
+			if isNull(a.Content) || json.Unmarshal(a.Content, &s) != nil {
 				err = fmt.Errorf("expected a string, got %s", preview(a.Content))
 			}
 		}
@@ -167,6 +168,8 @@ func expectation(q Question) string {
 	}
 	return "expected a string"
 }
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
 
 func preview(v json.RawMessage) string {
 	s := string(bytes.TrimSpace(v))

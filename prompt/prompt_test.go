@@ -99,6 +99,8 @@ func TestCheck(t *testing.T) {
 		{"number ok", number, Answer{Action: Accept, Content: json.RawMessage(`3`)}, `3`, "", ""},
 		{"number below minimum", number, Answer{Action: Accept, Content: json.RawMessage(`0`)}, "", "", "does not fit the question's schema"},
 		{"confirm", confirm, Answer{Action: Accept, Content: json.RawMessage(`false`)}, `false`, "", ""},
+		{"text question null", text, Answer{Action: Accept, Content: json.RawMessage(`null`)}, "", "", "expected a string, got null"},
+		{"confirm null", confirm, Answer{Action: Accept, Content: json.RawMessage(`null`)}, "", "", "expected true or false, got null"},
 		{"confirm not bool", confirm, Answer{Action: Accept, Content: json.RawMessage(`"yes"`)}, "", "", "expected true or false"},
 		{"form", form, Answer{Action: Accept, Content: json.RawMessage(`{"a":"x"}`)}, `{"a":"x"}`, "", ""},
 		{"form missing field", form, Answer{Action: Accept, Content: json.RawMessage(`{}`)}, "", "", "missing property 'a'"},
