@@ -84,6 +84,12 @@ func resumeSpec(opts *ResumeOptions, journal *session.Journal, loaded *session.L
 		return nil, usagef("%s has no agent %q any more", h.AgentFile, h.Agent)
 	}
 	st := &loaded.State
+	// The journal keeps the first user turn in its header, not as a
+	// message: put it back, or the model would get a conversation without
+	// it (and a run stopped before its first model turn, none at all).
+	if len(st.Messages) == 0 || st.Messages[0].Role != exec.RoleUser {
+		st.Messages = append([]exec.Message{{Role: exec.RoleUser, Text: h.Message}}, st.Messages...)
+	}
 	pending := exec.PendingCalls(st.Messages)
 	message := strings.Join(opts.Message, " ")
 	last := st.Messages[len(st.Messages)-1]
