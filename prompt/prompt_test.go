@@ -285,6 +285,33 @@ func TestAskerSecrets(t *testing.T) {
 	}
 }
 
+func TestAskerSecretNotString(t *testing.T) {
+	form := Question{Kind: KindForm, Fields: []Field{{Name: "pin", Question: Question{Kind: KindText, Secret: true}}}}
+	tests := []struct {
+		name    string
+		q       Question
+		content string
+		want    string
+	}{
+		{"integer", Question{Kind: KindText, Secret: true}, `987654`, `"$HITL_SECRET_1"`},
+		{"form field integer", form, `{"pin":987654}`, `{"pin":"$HITL_SECRET_1"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fe := &fakeFrontEnd{t: t, answers: []Answer{{Action: Accept, Content: json.RawMessage(tt.content)}}, errs: []error{nil}}
+			s := &Secrets{}
+			a := &Asker{FrontEnd: fe, Secrets: s}
+			ans, err := a.Ask(context.Background(), tt.q)
+			if err != nil || string(ans.Content) != tt.want {
+				t.Fatalf("got %s, %v; want %s", ans.Content, err, tt.want)
+			}
+			if env := s.Env(); len(env) != 1 || env[0] != "HITL_SECRET_1=987654" {
+				t.Fatalf("env %v", env)
+			}
+		})
+	}
+}
+
 func TestJSONLReadsLines(t *testing.T) {
 	long := `"` + strings.Repeat("a", MaxLine+10) + `"`
 	j := NewJSONL(strings.NewReader("\n\"a\"\n" + long + "\n\"b\""))
