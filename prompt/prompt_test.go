@@ -128,6 +128,38 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+func TestCheckHidesSecrets(t *testing.T) {
+	pattern := Question{Kind: KindText, Secret: true, Schema: json.RawMessage(`{"type":"string","pattern":"^tok_"}`)}
+	integer := Question{Kind: KindText, Secret: true, Schema: json.RawMessage(`{"type":"integer","maximum":10}`)}
+	plain := Question{Kind: KindText, Secret: true}
+	form := Question{Kind: KindForm, Schema: json.RawMessage(`{"type":"object","properties":{"pw":{"type":"string","pattern":"^tok_"}}}`),
+		Fields: []Field{{Name: "pw", Question: Question{Kind: KindText, Secret: true}}}}
+	tests := []struct {
+		name, secret string
+		q            Question
+		a            Answer
+		want         string
+	}{
+		{"pattern", "hunter2secret", pattern, Answer{Action: Accept, Content: json.RawMessage(`"hunter2secret"`)}, "'***' does not match pattern"},
+		{"text field", "hunter2secret", pattern, Answer{Action: Accept, Text: "hunter2secret"}, "does not match pattern"},
+		{"not a string", "98765", plain, Answer{Action: Accept, Content: json.RawMessage(`98765`)}, "expected a string"},
+		{"number", "98,765", integer, Answer{Action: Accept, Content: json.RawMessage(`98765`)}, "does not fit the question"},
+		{"quote in the value", "it's\tsecret", pattern, Answer{Action: Accept, Content: json.RawMessage(`"it's\tsecret"`)}, "'***' does not match pattern"},
+		{"form field", "hunter2secret", form, Answer{Action: Accept, Content: json.RawMessage(`{"pw":"hunter2secret"}`)}, "does not match pattern"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Check(tt.q, tt.a)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), tt.secret) {
+				t.Fatalf("the reason shows the secret: %v", err)
+			}
+		})
+	}
+}
+
 func TestFromSchema(t *testing.T) {
 	tests := []struct {
 		schema   string
