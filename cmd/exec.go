@@ -116,11 +116,12 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 }
 
 // newSinks returns the event sink for the run, and the function that reports
-// the end of the run and returns the command's error.
-func newSinks(opts *ExecOptions, mode string) (exec.Sink, func(error, exec.Outcome, *exec.State, time.Time, string) error) {
+// the end of the run and returns the command's error. broken is called once
+// when stdout is closed, to end the run as a signal would (DESIGN §6).
+func newSinks(opts *ExecOptions, mode string, broken func()) (exec.Sink, func(error, exec.Outcome, *exec.State, time.Time, string) error) {
 	ios := opts.IO
 	if opts.JSON {
-		js := &jsonSink{w: ios.Out}
+		js := &jsonSink{w: ios.Out, onBroken: broken}
 		return js, func(runErr error, out exec.Outcome, st *exec.State, start time.Time, sessionPath string) error {
 			fin := finished(runErr, out, st, start)
 			fin.Session = sessionPath

@@ -18,6 +18,9 @@ type jsonSink struct {
 	mu  sync.Mutex
 	w   io.Writer
 	err error // the first write error (a closed stdout)
+	// onBroken, when set, is called on the first write error: nobody reads
+	// the events any more, so the run must not go on.
+	onBroken func()
 }
 
 func (s *jsonSink) Emit(e exec.Event) {
@@ -33,6 +36,9 @@ func (s *jsonSink) Emit(e exec.Event) {
 	}
 	if _, err := s.w.Write(buf.Bytes()); err != nil && s.err == nil {
 		s.err = err
+		if s.onBroken != nil {
+			s.onBroken()
+		}
 	}
 }
 

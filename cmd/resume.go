@@ -84,6 +84,12 @@ func resumeSpec(opts *ResumeOptions, journal *session.Journal, loaded *session.L
 		return nil, usagef("%s has no agent %q any more", h.AgentFile, h.Agent)
 	}
 	st := &loaded.State
+	// The journal keeps the first user turn in its header, not as a
+	// message: put it back, or the model would get a conversation without
+	// it (and a run stopped before its first model turn, none at all).
+	if len(st.Messages) == 0 || st.Messages[0].Role != exec.RoleUser {
+		st.Messages = append([]exec.Message{{Role: exec.RoleUser, Text: h.Message}}, st.Messages...)
+	}
 	pending := exec.PendingCalls(st.Messages)
 	message := strings.Join(opts.Message, " ")
 	last := st.Messages[len(st.Messages)-1]
@@ -121,7 +127,10 @@ func statusOr(s exec.Status, def string) string {
 // for a run that did not name its session).
 func sessionPath(ios *IOStreams, ref string) (path string, named bool, err error) {
 	if _, err := os.Stat(ref); err == nil {
-		return ref, true, nil
+		// The path hitl prints ("to continue this run: hitl resume PATH")
+		// of a session it put in the state directory: not named by the
+		// person, so deleted after success like a run id.
+		return ref, !inDefaultDir(ios, ref), nil
 	}
 	if !strings.ContainsRune(ref, filepath.Separator) {
 		dir, err := session.DefaultDir(ios.Getenv)
@@ -134,4 +143,19 @@ func sessionPath(ios *IOStreams, ref string) (path string, named bool, err error
 		}
 	}
 	return "", false, usagef("no session %q: give a session file or a run id from %s", ref, "hitl's state directory")
+}
+
+// inDefaultDir reports whether path is a file in the default session
+// directory.
+func inDefaultDir(ios *IOStreams, path string) bool {
+	dir, err := session.DefaultDir(ios.Getenv)
+	if err != nil {
+		return false
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	absDir, err := filepath.Abs(dir)
+	return err == nil && filepath.Dir(abs) == absDir
 }

@@ -86,7 +86,10 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 	if err != nil {
 		return err
 	}
-	sink, finish := newSinks(opts, mode)
+	// A closed stdout ends the run as a signal would, not at its end.
+	ctx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	sink, finish := newSinks(opts, mode, func() { cancelRun(&signalError{sig: sigPIPE}) })
 	asker, closeFE, err := newAsker(opts.IO, &opts.PromptOptions, mode, sink, !opts.JSON && !opts.Quiet)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/hitl-dev/hitl/exec/permissions"
@@ -429,8 +430,10 @@ func (l *loader) script(n *yaml.Node) []ScriptEntry {
 			switch key {
 			case "text":
 				e.Text = l.scalar(v)
+				l.template(v, e.Text)
 			case "when":
 				e.When = l.scalar(v)
+				l.template(v, e.When)
 			case "tool_calls":
 				e.ToolCalls = l.scriptCalls(v)
 			}
@@ -459,8 +462,10 @@ func (l *loader) scriptCalls(n *yaml.Node) []ScriptCall {
 				c.Name = l.str(v)
 			case "arguments":
 				c.Arguments = l.jsonValue(v)
+				l.templates(v)
 			case "arguments_json":
 				c.ArgumentsJSON = l.str(v)
+				l.template(v, c.ArgumentsJSON)
 			}
 		})
 		if c.Name == "" {
@@ -472,6 +477,32 @@ func (l *loader) scriptCalls(n *yaml.Node) []ScriptCall {
 		calls = append(calls, c)
 	}
 	return calls
+}
+
+// template reports a script template that does not parse (the script model
+// renders text, when, arguments_json and the strings of arguments), so it is
+// a config error at its position rather than a failure mid-run.
+func (l *loader) template(n *yaml.Node, text string) {
+	if !strings.Contains(text, "{{") {
+		return
+	}
+	if _, err := template.New("script").Option("missingkey=error").Parse(text); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "template: script:")
+		if line, rest, ok := strings.Cut(msg, ": "); ok {
+			msg = rest + " (line " + line + " of the template)"
+		}
+		l.errorf(n, "not a valid template: %s", msg)
+	}
+}
+
+// templates checks the templates in the string values of n.
+func (l *loader) templates(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		l.template(n, n.Value)
+	}
+	for _, c := range n.Content {
+		l.templates(c)
+	}
 }
 
 // jsonValue converts a YAML value to JSON.

@@ -107,6 +107,8 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate tool names", "agents:\n  root:\n    model: openai/x\n    toolsets: [{type: user_prompt}, {type: ask_user, name: user_prompt}]\n", []string{`both give the model a tool named "user_prompt"`}},
 		{"script without script", "models:\n  m: {provider: script}\nagents:\n  root: {model: m}\n", []string{"provider script but no script"}},
 		{"script entry empty", "models:\n  m:\n    provider: script\n    script: [{when: x}]\nagents:\n  root: {model: m}\n", []string{"neither text nor tool_calls"}},
+		{"script templates", "models:\n  m:\n    provider: script\n    script:\n      - text: \"{{\"\n      - when: \"{{if}}\"\n        tool_calls: [{name: x, arguments: {a: [\"{{.Last\"]}}, {name: y, arguments_json: \"{{end}}\"}]\nagents:\n  root: {model: m}\n",
+			[]string{"a.yaml:5:15: not a valid template: unclosed action (line 1 of the template)", "a.yaml:6:15: not a valid template", "a.yaml:7:48: not a valid template", "a.yaml:7:88: not a valid template"}},
 		{"duplicate key", "agents:\n  root: {model: openai/x}\nagents:\n  b: {model: openai/x}\n", []string{`"agents" appears twice`}},
 		{"thinking budget", "models:\n  m: {provider: openai, model: x, thinking_budget: extreme}\nagents:\n  root: {model: m}\n", []string{`thinking_budget "extreme"`}},
 	}

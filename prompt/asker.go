@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -181,10 +182,7 @@ func (a *Asker) hideSecrets(q Question, ans Answer) Answer {
 		return ans
 	}
 	if q.Secret {
-		var s string
-		if json.Unmarshal(ans.Content, &s) == nil {
-			ans.Content, _ = json.Marshal(a.Secrets.Add(s))
-		}
+		ans.Content, _ = json.Marshal(a.Secrets.Add(secretValue(ans.Content)))
 		return ans
 	}
 	secretFields := false
@@ -199,11 +197,21 @@ func (a *Asker) hideSecrets(q Question, ans Answer) Answer {
 		return ans
 	}
 	for _, f := range q.Fields {
-		var s string
-		if v, ok := obj[f.Name]; ok && f.Question.Secret && json.Unmarshal(v, &s) == nil {
-			obj[f.Name], _ = json.Marshal(a.Secrets.Add(s))
+		if v, ok := obj[f.Name]; ok && f.Question.Secret {
+			obj[f.Name], _ = json.Marshal(a.Secrets.Add(secretValue(v)))
 		}
 	}
 	ans.Content, _ = json.Marshal(obj)
 	return ans
+}
+
+// secretValue is the value a secret answer stands for: a string as is, any
+// other JSON value (a PIN as an integer) as its JSON text, so that no kind
+// of secret reaches the model.
+func secretValue(content json.RawMessage) string {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return s
+	}
+	return strings.TrimSpace(string(content))
 }

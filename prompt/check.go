@@ -3,6 +3,7 @@ package prompt
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,6 +17,14 @@ import (
 // says what was expected; front ends report it (JSONL: exit 2 naming the
 // line; TTY: asked again).
 func Check(q Question, a Answer) (Answer, error) {
+	out, err := check(q, a)
+	if err != nil {
+		err = hideSecretValues(q, a, err)
+	}
+	return out, err
+}
+
+func check(q Question, a Answer) (Answer, error) {
 	switch a.Action {
 	case Accept:
 	case Decline, Cancel:
@@ -47,14 +56,15 @@ func Check(q Question, a Answer) (Answer, error) {
 	case KindChoice:
 		a.Content, err = checkChoice(q, a.Content)
 	case KindConfirm:
+		// null unmarshals into a bool or string without error: refuse it.
 		var b bool
-		if json.Unmarshal(a.Content, &b) != nil {
+		if isNull(a.Content) || json.Unmarshal(a.Content, &b) != nil {
 			err = fmt.Errorf("expected true or false, got %s", preview(a.Content))
 		}
 	case KindText:
 		if len(q.Schema) == 0 {
 			var s string
-			if json.Unmarshal(a.Content, &s) != nil {
+			if isNull(a.Content) || json.Unmarshal(a.Content, &s) != nil {
 				err = fmt.Errorf("expected a string, got %s", preview(a.Content))
 			}
 		}
@@ -167,6 +177,62 @@ func expectation(q Question) string {
 	}
 	return "expected a string"
 }
+
+// hideSecretValues keeps a rejected secret answer out of the reason, which
+// goes to stderr, the error event and the terminal: quoted occurrences of the
+// value become ***; when the value is not a string (the validator formats
+// numbers its own way) or still shows, the reason is replaced.
+func hideSecretValues(q Question, a Answer, err error) error {
+	var values []json.RawMessage
+	if q.Secret {
+		values = append(values, a.Content)
+		if a.Text != "" {
+			text, _ := json.Marshal(a.Text)
+			values = append(values, text)
+		}
+	}
+	var obj map[string]json.RawMessage
+	if len(q.Fields) > 0 && json.Unmarshal(a.Content, &obj) == nil {
+		for _, f := range q.Fields {
+			if v, ok := obj[f.Name]; ok && f.Question.Secret {
+				values = append(values, v)
+			}
+		}
+	}
+	msg := err.Error()
+	generic := fmt.Errorf("the secret answer does not fit the question (the reason is not shown: it would quote the answer); %s", expectation(q))
+	for _, v := range values {
+		if len(bytes.TrimSpace(v)) == 0 {
+			continue
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return generic
+		}
+		if s == "" {
+			continue
+		}
+		// The forms a reason quotes a string in: the validator's
+		// single quotes, JSON, Go.
+		msg = strings.ReplaceAll(msg, schemaQuote(s), "'***'")
+		msg = strings.ReplaceAll(msg, string(bytes.TrimSpace(v)), `"***"`)
+		msg = strings.ReplaceAll(msg, strconv.Quote(s), `"***"`)
+		if strings.Contains(msg, s) {
+			return generic
+		}
+	}
+	return errors.New(msg)
+}
+
+// schemaQuote quotes s as the jsonschema validator's messages do.
+func schemaQuote(s string) string {
+	q := strconv.Quote(s)
+	q = strings.ReplaceAll(q, `\"`, `"`)
+	q = strings.ReplaceAll(q, `'`, `\'`)
+	return "'" + q[1:len(q)-1] + "'"
+}
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
 
 func preview(v json.RawMessage) string {
 	s := string(bytes.TrimSpace(v))

@@ -99,6 +99,8 @@ func TestCheck(t *testing.T) {
 		{"number ok", number, Answer{Action: Accept, Content: json.RawMessage(`3`)}, `3`, "", ""},
 		{"number below minimum", number, Answer{Action: Accept, Content: json.RawMessage(`0`)}, "", "", "does not fit the question's schema"},
 		{"confirm", confirm, Answer{Action: Accept, Content: json.RawMessage(`false`)}, `false`, "", ""},
+		{"text question null", text, Answer{Action: Accept, Content: json.RawMessage(`null`)}, "", "", "expected a string, got null"},
+		{"confirm null", confirm, Answer{Action: Accept, Content: json.RawMessage(`null`)}, "", "", "expected true or false, got null"},
 		{"confirm not bool", confirm, Answer{Action: Accept, Content: json.RawMessage(`"yes"`)}, "", "", "expected true or false"},
 		{"form", form, Answer{Action: Accept, Content: json.RawMessage(`{"a":"x"}`)}, `{"a":"x"}`, "", ""},
 		{"form missing field", form, Answer{Action: Accept, Content: json.RawMessage(`{}`)}, "", "", "missing property 'a'"},
@@ -121,6 +123,38 @@ func TestCheck(t *testing.T) {
 			}
 			if string(got.Content) != tt.content || got.Text != tt.text {
 				t.Fatalf("got content %s text %q", got.Content, got.Text)
+			}
+		})
+	}
+}
+
+func TestCheckHidesSecrets(t *testing.T) {
+	pattern := Question{Kind: KindText, Secret: true, Schema: json.RawMessage(`{"type":"string","pattern":"^tok_"}`)}
+	integer := Question{Kind: KindText, Secret: true, Schema: json.RawMessage(`{"type":"integer","maximum":10}`)}
+	plain := Question{Kind: KindText, Secret: true}
+	form := Question{Kind: KindForm, Schema: json.RawMessage(`{"type":"object","properties":{"pw":{"type":"string","pattern":"^tok_"}}}`),
+		Fields: []Field{{Name: "pw", Question: Question{Kind: KindText, Secret: true}}}}
+	tests := []struct {
+		name, secret string
+		q            Question
+		a            Answer
+		want         string
+	}{
+		{"pattern", "hunter2secret", pattern, Answer{Action: Accept, Content: json.RawMessage(`"hunter2secret"`)}, "'***' does not match pattern"},
+		{"text field", "hunter2secret", pattern, Answer{Action: Accept, Text: "hunter2secret"}, "does not match pattern"},
+		{"not a string", "98765", plain, Answer{Action: Accept, Content: json.RawMessage(`98765`)}, "expected a string"},
+		{"number", "98,765", integer, Answer{Action: Accept, Content: json.RawMessage(`98765`)}, "does not fit the question"},
+		{"quote in the value", "it's\tsecret", pattern, Answer{Action: Accept, Content: json.RawMessage(`"it's\tsecret"`)}, "'***' does not match pattern"},
+		{"form field", "hunter2secret", form, Answer{Action: Accept, Content: json.RawMessage(`{"pw":"hunter2secret"}`)}, "does not match pattern"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Check(tt.q, tt.a)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), tt.secret) {
+				t.Fatalf("the reason shows the secret: %v", err)
 			}
 		})
 	}
@@ -280,6 +314,33 @@ func TestAskerSecrets(t *testing.T) {
 	}
 	if got := s.Mask("token hunter2 ok"); got != "token *** ok" {
 		t.Fatalf("Mask: %s", got)
+	}
+}
+
+func TestAskerSecretNotString(t *testing.T) {
+	form := Question{Kind: KindForm, Fields: []Field{{Name: "pin", Question: Question{Kind: KindText, Secret: true}}}}
+	tests := []struct {
+		name    string
+		q       Question
+		content string
+		want    string
+	}{
+		{"integer", Question{Kind: KindText, Secret: true}, `987654`, `"$HITL_SECRET_1"`},
+		{"form field integer", form, `{"pin":987654}`, `{"pin":"$HITL_SECRET_1"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fe := &fakeFrontEnd{t: t, answers: []Answer{{Action: Accept, Content: json.RawMessage(tt.content)}}, errs: []error{nil}}
+			s := &Secrets{}
+			a := &Asker{FrontEnd: fe, Secrets: s}
+			ans, err := a.Ask(context.Background(), tt.q)
+			if err != nil || string(ans.Content) != tt.want {
+				t.Fatalf("got %s, %v; want %s", ans.Content, err, tt.want)
+			}
+			if env := s.Env(); len(env) != 1 || env[0] != "HITL_SECRET_1=987654" {
+				t.Fatalf("env %v", env)
+			}
+		})
 	}
 }
 

@@ -276,6 +276,9 @@ func read(r io.Reader, path string) (*Loaded, error) {
 		if n == 1 && rec.Kind != "header" {
 			return nil, fmt.Errorf("session %s: not a hitl session (no header)", path)
 		}
+		if err := rec.check(n); err != nil {
+			return nil, fmt.Errorf("session %s:%d: %v", path, n, err)
+		}
 		l.apply(rec)
 	}
 	if err := sc.Err(); err != nil {
@@ -288,6 +291,22 @@ func read(r io.Reader, path string) (*Loaded, error) {
 		return nil, fmt.Errorf("session %s has format version %d; this hitl reads version %d", path, l.Header.Version, Version)
 	}
 	return l, nil
+}
+
+// check refuses a record that lacks what apply reads (a damaged or edited
+// file), so loading it never dereferences nil.
+func (r record) check(n int) error {
+	switch {
+	case r.Kind == "header" && n > 1:
+		return errors.New("a second header")
+	case r.Kind == "header" && r.Header == nil:
+		return errors.New("a header record without its header")
+	case r.Kind == "message" && r.Message == nil:
+		return errors.New("a message record without its message")
+	case r.Kind == "answer" && r.Answer == nil:
+		return errors.New("an answer record without its answer")
+	}
+	return nil
 }
 
 func (l *Loaded) apply(rec record) {

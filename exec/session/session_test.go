@@ -94,6 +94,10 @@ func TestOpenDamaged(t *testing.T) {
 		{"version", `{"kind":"header","header":{"version":9}}` + "\n", "format version 9"},
 		{"garbage in the middle", header + "garbage\n" + `{"kind":"end"}` + "\n", "not a journal record"},
 		{"torn last line is dropped", header + `{"kind":"mess`, ""},
+		{"header without header", `{"kind":"header"}` + "\n", ":1: a header record without its header"},
+		{"message without message", header + `{"kind":"message"}` + "\n" + `{"kind":"end"}` + "\n", ":2: a message record without its message"},
+		{"answer without answer", header + `{"kind":"answer","call_id":"c"}` + "\n" + `{"kind":"end"}` + "\n", ":2: an answer record without its answer"},
+		{"second header", header + header + `{"kind":"end"}` + "\n", ":2: a second header"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -109,7 +109,15 @@ func arguments(c config.ScriptCall, data Data) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arguments: %v", err)
 	}
-	return json.Marshal(v)
+	// Without HTML escaping: a command's & and > stay readable in the
+	// tool.call events, as a real model's arguments do.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
 // renderStrings renders the templates inside string values of v.

@@ -37,6 +37,7 @@ func TestTurn(t *testing.T) {
 		{name: "when true plays", entries: []config.ScriptEntry{{When: "{{.Last.ok}}", Text: "played"}}, history: []exec.Message{toolResult(`{"ok":true}`)}, text: "played"},
 		{name: "arguments_json boolean", entries: []config.ScriptEntry{{ToolCalls: []config.ScriptCall{{Name: "verdict", ArgumentsJSON: `{"approved": {{.Last.content}}}`}}}}, history: []exec.Message{toolResult(`{"content":true}`)}, args: `{"approved": true}`},
 		{name: "arguments templates", entries: []config.ScriptEntry{{ToolCalls: []config.ScriptCall{{Name: "shell", Arguments: json.RawMessage(`{"cmd":"echo {{.Message}}","n":1}`)}}}}, args: `{"cmd":"echo hi","n":1}`},
+		{name: "arguments keep & and >", entries: []config.ScriptEntry{{ToolCalls: []config.ScriptCall{{Name: "shell", Arguments: json.RawMessage(`{"cmd":"a && b > c"}`)}}}}, args: `{"cmd":"a && b > c"}`},
 		{name: "missing key", entries: []config.ScriptEntry{{Text: "{{.Last.nope}}"}}, history: []exec.Message{toolResult(`{"a":1}`)}, errMatch: "map has no entry for key"},
 		{name: "ran out", entries: []config.ScriptEntry{{When: "false", Text: "x"}}, errMatch: "the script ran out"},
 	}
