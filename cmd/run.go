@@ -41,6 +41,11 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 	if opts.MaxIterations < 0 {
 		return usagef("--max-iterations must be at least 1")
 	}
+	if opts.WorkingDir != "" {
+		if fi, err := os.Stat(opts.WorkingDir); err != nil || !fi.IsDir() {
+			return usagef("--working-dir %s: not a directory", opts.WorkingDir)
+		}
+	}
 	modelCfg, err := modelFor(spec.cfg, spec.agent, opts.Models)
 	if err != nil {
 		return err
@@ -152,14 +157,17 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 	status := Status(runErr)
 	spec.journal.End(status)
 	journalOpen = false
+	// run.finished names the session only while it exists to resume.
+	kept := spec.journal.Path()
 	if status == exec.StatusSuccess && !spec.keep {
+		kept = ""
 		if err := spec.journal.Remove(); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "hitl: could not delete the session: %v\n", err)
 		}
 	} else if err := spec.journal.Close(); err != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "hitl: the session could not be saved: %v\n", err)
 	}
-	err = finish(runErr, outcome, spec.state, spec.start, spec.journal.Path())
+	err = finish(runErr, outcome, spec.state, spec.start, kept)
 	if err != nil && resumable(status) && !isReported(err) {
 		// The error first, then how to go on.
 		fmt.Fprintf(opts.IO.ErrOut, "hitl: %v\n", err)

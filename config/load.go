@@ -386,6 +386,9 @@ func (l *loader) model(name string, n *yaml.Node) *Model {
 	if m.Model == "" && m.Provider != "script" {
 		l.errorf(n, "model %s has no model: name the provider's model (e.g. gpt-4o-mini)", name)
 	}
+	if m.Provider == "script" && m.Script != nil && len(m.Script) == 0 {
+		l.errorf(n, "model %s has an empty script: list; add at least one entry (e.g. - text: hello)", name)
+	}
 	if m.Provider == "script" && m.Script == nil {
 		l.errorf(n, "model %s has provider script but no script: list", name)
 	}

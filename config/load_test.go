@@ -106,6 +106,7 @@ func TestParseErrors(t *testing.T) {
 		{"unset var", "models:\n  m: {provider: openai, model: x, base_url: \"${NOPE}\"}\nagents:\n  root: {model: m}\n", []string{"environment variable NOPE is not set"}},
 		{"duplicate tool names", "agents:\n  root:\n    model: openai/x\n    toolsets: [{type: user_prompt}, {type: ask_user, name: user_prompt}]\n", []string{`both give the model a tool named "user_prompt"`}},
 		{"script without script", "models:\n  m: {provider: script}\nagents:\n  root: {model: m}\n", []string{"provider script but no script"}},
+		{"empty script", "models:\n  m: {provider: script, script: []}\nagents:\n  root: {model: m}\n", []string{"a.yaml:2:6: model m has an empty script: list"}},
 		{"script entry empty", "models:\n  m:\n    provider: script\n    script: [{when: x}]\nagents:\n  root: {model: m}\n", []string{"neither text nor tool_calls"}},
 		{"script templates", "models:\n  m:\n    provider: script\n    script:\n      - text: \"{{\"\n      - when: \"{{if}}\"\n        tool_calls: [{name: x, arguments: {a: [\"{{.Last\"]}}, {name: y, arguments_json: \"{{end}}\"}]\nagents:\n  root: {model: m}\n",
 			[]string{"a.yaml:5:15: not a valid template: unclosed action (line 1 of the template)", "a.yaml:6:15: not a valid template", "a.yaml:7:48: not a valid template", "a.yaml:7:88: not a valid template"}},

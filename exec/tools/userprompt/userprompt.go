@@ -96,12 +96,19 @@ func secretNote(q prompt.Question, content json.RawMessage) string {
 		_ = json.Unmarshal(content, &p)
 		return fmt.Sprintf("the value is secret and was not shown to you; it is available to shell commands as %s", strings.TrimPrefix(p, "$"))
 	}
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(content, &fields)
+	var names []string
 	for _, f := range q.Fields {
-		if f.Question.Secret {
-			return "secret fields were not shown to you: their placeholders name environment variables available to shell commands (e.g. $HITL_SECRET_1)"
+		var p string
+		if f.Question.Secret && json.Unmarshal(fields[f.Name], &p) == nil && p != "" {
+			names = append(names, fmt.Sprintf("%s as %s", f.Name, strings.TrimPrefix(p, "$")))
 		}
 	}
-	return ""
+	if len(names) == 0 {
+		return ""
+	}
+	return "secret fields were not shown to you; they are available to shell commands: " + strings.Join(names, ", ")
 }
 
 func errorResult(format string, args ...any) exec.Result {
