@@ -105,6 +105,7 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 		pending := exec.PendingCalls(spec.state.Messages)
 		asker.Sources = append([]prompt.Answerer{session.NewReplay(spec.loaded, pending)}, asker.Sources...)
 		asker.SetNext(spec.loaded.NextPrompt(pending))
+		reserveLostSecrets(opts, asker.Secrets, spec.state.Messages)
 	}
 	var approvals []string
 	if spec.loaded != nil {
@@ -175,6 +176,25 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 		return &reportedError{err}
 	}
 	return err
+}
+
+// reserveLostSecrets keeps the placeholders of secrets answered before the
+// run stopped from naming a secret asked after the resume: their values are
+// not in the session, and a command written for one must not get another.
+func reserveLostSecrets(opts *ExecOptions, secrets *prompt.Secrets, msgs []exec.Message) {
+	lost := 0
+	for _, m := range msgs {
+		if m.Role == exec.RoleTool {
+			lost = max(lost, prompt.MaxPlaceholder(m.Text))
+		}
+	}
+	if lost == 0 {
+		return
+	}
+	secrets.Reserve(lost)
+	if !opts.Quiet {
+		fmt.Fprintf(opts.IO.ErrOut, "hitl: secret answers are never kept in a session: the placeholders up to $HITL_SECRET_%d, given before the run stopped, are unset in this run\n", lost)
+	}
 }
 
 // resumable says whether to tell the person how to resume.

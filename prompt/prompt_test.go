@@ -386,3 +386,24 @@ func TestJSONLNotices(t *testing.T) {
 		t.Errorf("no waiting reminder:\n%s", got)
 	}
 }
+
+func TestSecretsReserve(t *testing.T) {
+	s := &Secrets{}
+	s.Reserve(MaxPlaceholder(`{"content":"$HITL_SECRET_2"} and ${HITL_SECRET_1}`))
+	if got := s.Add("new-value"); got != "$HITL_SECRET_3" {
+		t.Fatalf("Add after Reserve(2) = %s, want $HITL_SECRET_3", got)
+	}
+	tests := []struct{ in, want string }{
+		{"$HITL_SECRET_1", "$HITL_SECRET_1"}, // lost: left as is
+		{"$HITL_SECRET_3", "new-value"},
+		{"$HITL_SECRET_99999999999999999999", "$HITL_SECRET_99999999999999999999"},
+	}
+	for _, tt := range tests {
+		if got := s.Expand(tt.in); got != tt.want {
+			t.Errorf("Expand(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+	if env := s.Env(); len(env) != 1 || env[0] != "HITL_SECRET_3=new-value" {
+		t.Errorf("Env() = %q, want [HITL_SECRET_3=new-value]", env)
+	}
+}

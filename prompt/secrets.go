@@ -14,6 +14,10 @@ import (
 type Secrets struct {
 	mu     sync.Mutex
 	values []string
+	// lost is how many numbers, from 1, belong to secrets whose values
+	// this process does not have (a resumed run): values[i] is number
+	// lost+i+1.
+	lost int
 }
 
 // Add stores a secret value and returns its placeholder.
@@ -21,7 +25,32 @@ func (s *Secrets) Add(value string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.values = append(s.values, value)
-	return fmt.Sprintf("$HITL_SECRET_%d", len(s.values))
+	return fmt.Sprintf("$HITL_SECRET_%d", s.lost+len(s.values))
+}
+
+// Reserve keeps the placeholders up to $HITL_SECRET_<n> for secrets whose
+// values are gone: a resumed run's conversation holds them, but a session
+// never keeps secret values. A secret asked afterwards gets a new number,
+// so a command the model wrote for an old secret never receives a
+// different one. Call it before any Add.
+func (s *Secrets) Reserve(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.values) == 0 && n > s.lost {
+		s.lost = n
+	}
+}
+
+// MaxPlaceholder returns the highest placeholder number in text, 0 when it
+// holds none.
+func MaxPlaceholder(text string) int {
+	n := 0
+	for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
+		if k, err := strconv.Atoi(m[1]); err == nil && k > n {
+			n = k
+		}
+	}
+	return n
 }
 
 // Env returns HITL_SECRET_<n>=value for each secret, for shell commands.
@@ -30,7 +59,7 @@ func (s *Secrets) Env() []string {
 	defer s.mu.Unlock()
 	env := make([]string, len(s.values))
 	for i, v := range s.values {
-		env[i] = fmt.Sprintf("HITL_SECRET_%d=%s", i+1, v)
+		env[i] = fmt.Sprintf("HITL_SECRET_%d=%s", s.lost+i+1, v)
 	}
 	return env
 }
@@ -44,10 +73,11 @@ func (s *Secrets) Expand(text string) string {
 	defer s.mu.Unlock()
 	return placeholder.ReplaceAllStringFunc(text, func(m string) string {
 		n, _ := strconv.Atoi(placeholder.FindStringSubmatch(m)[1])
-		if n < 1 || n > len(s.values) {
+		i := n - s.lost - 1
+		if i < 0 || i >= len(s.values) {
 			return m
 		}
-		return s.values[n-1]
+		return s.values[i]
 	})
 }
 
