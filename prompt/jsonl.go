@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hitl-dev/hitl/termtext"
 )
 
 // MaxLine is the longest answer line accepted.
@@ -189,12 +191,15 @@ func (j *JSONL) next(ctx context.Context, q Question) ([]byte, error) {
 	}
 }
 
+// shortLine is model text for a one-line reminder on stderr: whitespace
+// runs become one space, control and bidi characters are escaped visibly
+// (DESIGN §4), and it is cut at 80 characters, never inside a character.
 func shortLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 80 {
-		s = s[:80] + "…"
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:80]) + "…"
 	}
-	return s
+	return termtext.Line(s)
 }
 
 // lineReader reads lines on demand in its own goroutine, so a wait can be

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestParseLine(t *testing.T) {
@@ -405,5 +406,23 @@ func TestSecretsReserve(t *testing.T) {
 	}
 	if env := s.Env(); len(env) != 1 || env[0] != "HITL_SECRET_3=new-value" {
 		t.Errorf("Env() = %q, want [HITL_SECRET_3=new-value]", env)
+	}
+}
+
+func TestShortLine(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Which\nbranch?", "Which branch?"},
+		{"Run \x1b[31mrm\x1b[0m?", `Run \x1b[31mrm\x1b[0m?`},
+		{"ok \u202eevil", `ok \u202eevil`},
+		{strings.Repeat("é", 81), strings.Repeat("é", 80) + "…"},
+	}
+	for _, tt := range tests {
+		got := shortLine(tt.in)
+		if got != tt.want {
+			t.Errorf("shortLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if !utf8.ValidString(got) {
+			t.Errorf("shortLine(%q) is not valid UTF-8", tt.in)
+		}
 	}
 }
