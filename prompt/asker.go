@@ -153,8 +153,9 @@ func (a *Asker) policy(q Question, why *UnansweredError) (Answer, error) {
 		return Answer{Action: Cancel, Source: source}, nil
 	case UnansweredDefault:
 		// A confirm question's default was written by the model: using
-		// it would be consent nobody gave.
-		if len(q.Default) > 0 && !q.Consent && q.Kind != KindConfirm {
+		// it would be consent nobody gave. So would a form's default that
+		// holds a yes/no field's value.
+		if len(q.Default) > 0 && !consent(q) {
 			ans, err := Check(q, Answer{Action: Accept, Content: q.Default})
 			if err == nil {
 				ans.Source = SourceDefault
@@ -164,6 +165,19 @@ func (a *Asker) policy(q Question, why *UnansweredError) (Answer, error) {
 		return Answer{Action: Cancel, Source: source}, nil
 	}
 	return Answer{}, &StopError{Question: q, Reason: why.Reason}
+}
+
+// consent reports whether q, or a field of its form, asks for consent.
+func consent(q Question) bool {
+	if q.Consent || q.Kind == KindConfirm {
+		return true
+	}
+	for _, f := range q.Fields {
+		if consent(f.Question) {
+			return true
+		}
+	}
+	return false
 }
 
 // Unanswered reports whether nobody answered (the answer was made by the

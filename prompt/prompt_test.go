@@ -248,6 +248,14 @@ func TestAskerPolicy(t *testing.T) {
 	withDefault := Question{Kind: KindText, Message: "name?", Default: json.RawMessage(`"x"`)}
 	confirm := Question{Kind: KindConfirm, Message: "ok?", Default: json.RawMessage(`true`)}
 	approval := Question{Kind: KindChoice, Message: "run?", Options: []Option{{ID: "once"}, {ID: "no"}}, Default: json.RawMessage(`"no"`), Consent: true, NoStop: true}
+	form, err := FromSchema(json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"},"deploy":{"type":"boolean"}},"default":{"env":"prod","deploy":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	textForm, err := FromSchema(json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"}},"default":{"env":"prod"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		policy Unanswered
@@ -262,6 +270,8 @@ func TestAskerPolicy(t *testing.T) {
 		{"confirm never defaulted", UnansweredDefault, confirm, Cancel, SourceEOF, false},
 		{"approval never stops", UnansweredStop, approval, Cancel, SourceEOF, false},
 		{"approval never defaulted", UnansweredDefault, approval, Cancel, SourceEOF, false},
+		{"form with a yes/no field never defaulted", UnansweredDefault, form, Cancel, SourceEOF, false},
+		{"form of text fields defaulted", UnansweredDefault, textForm, Accept, SourceDefault, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
