@@ -181,10 +181,10 @@ func newAsker(ios *IOStreams, po *PromptOptions, mode string, sink exec.Sink, hu
 	if human {
 		notice = ios.ErrOut
 	}
-	onBad := func(b *prompt.BadAnswerError) {
+	asker.OnBadAnswer = func(b *prompt.BadAnswerError) {
 		sink.Emit(exec.Stamp(&exec.ErrorEvent{Message: b.Error(), Line: b.Line, PromptID: b.PromptID}, "error", time.Now()))
 	}
-	fe, closer, err := frontEnd(ios, mode, notice, onBad)
+	fe, closer, err := frontEnd(ios, mode, notice)
 	if err != nil {
 		return nil, nil, err
 	}

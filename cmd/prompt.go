@@ -58,7 +58,7 @@ func promptMode(ios *IOStreams, flag string, jsonOut bool) (string, error) {
 var NewTTYFrontEnd func(in, out *os.File) (prompt.FrontEnd, error)
 
 // frontEnd builds the front end of mode. closer releases /dev/tty.
-func frontEnd(ios *IOStreams, mode string, notice io.Writer, onBad func(*prompt.BadAnswerError)) (fe prompt.FrontEnd, closer func(), err error) {
+func frontEnd(ios *IOStreams, mode string, notice io.Writer) (fe prompt.FrontEnd, closer func(), err error) {
 	closer = func() {}
 	switch mode {
 	case "none":
@@ -66,7 +66,6 @@ func frontEnd(ios *IOStreams, mode string, notice io.Writer, onBad func(*prompt.
 	case "jsonl":
 		j := prompt.NewJSONL(ios.In)
 		j.Notice = notice
-		j.OnBadLine = onBad
 		return j, closer, nil
 	}
 	// tty: stdin when it is a terminal, else /dev/tty (the git-hook case).
@@ -92,6 +91,9 @@ type promptObserver struct {
 }
 
 func (o *promptObserver) Requested(q prompt.Question) {
+	if q.Options == nil {
+		q.Options = []prompt.Option{} // every field of DESIGN §3 is present
+	}
 	o.sink.Emit(exec.Stamp(&exec.PromptRequest{Question: q}, "prompt.request", time.Now()))
 }
 

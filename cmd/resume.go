@@ -72,6 +72,9 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 
 func resumeSpec(opts *ResumeOptions, journal *session.Journal, loaded *session.Loaded) (*runSpec, error) {
 	h := loaded.Header
+	if _, err := os.Stat(h.AgentFile); err != nil && !filepath.IsAbs(h.AgentFile) {
+		return nil, usagef("the session's agent file %s is not here: its path is relative to the directory the run started in; run hitl resume from there", h.AgentFile)
+	}
 	cfg, err := config.Load(h.AgentFile, opts.IO.LookupEnv)
 	if err != nil {
 		return nil, err

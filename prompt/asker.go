@@ -52,6 +52,9 @@ type Asker struct {
 	Unanswered Unanswered
 	Observer   Observer
 	Secrets    *Secrets
+	// OnBadAnswer is told of an answer that cannot be used (a JSONL line, an
+	// answers-file entry) before the run stops: the error event.
+	OnBadAnswer func(*BadAnswerError)
 
 	mu   sync.Mutex
 	next int // number of the next question id
@@ -91,6 +94,10 @@ func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
 	}
 	ans, err := a.obtain(ctx, q)
 	if err != nil {
+		var bad *BadAnswerError
+		if a.OnBadAnswer != nil && errors.As(err, &bad) {
+			a.OnBadAnswer(bad)
+		}
 		return Answer{}, err
 	}
 	ans = a.hideSecrets(q, ans)

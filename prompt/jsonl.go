@@ -108,8 +108,6 @@ type JSONL struct {
 	// read from (once), and a reminder every WaitNotice while waiting.
 	Notice     io.Writer
 	WaitNotice time.Duration
-	// OnBadLine is told of a bad line before the run stops (the error event).
-	OnBadLine func(*BadAnswerError)
 
 	lines  *lineReader
 	line   int
@@ -159,9 +157,6 @@ func (j *JSONL) Ask(ctx context.Context, q Question) (Answer, error) {
 		}
 		if err != nil {
 			bad := &BadAnswerError{Where: fmt.Sprintf("answer line %d", j.line), Line: j.line, PromptID: q.ID, Reason: err.Error()}
-			if j.OnBadLine != nil {
-				j.OnBadLine(bad)
-			}
 			return Answer{}, bad
 		}
 		ans.Source = SourceJSONL

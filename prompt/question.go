@@ -26,7 +26,7 @@ const (
 type Option struct {
 	ID          string `json:"id"`
 	Label       string `json:"label"`
-	Description string `json:"description,omitempty"`
+	Description string `json:"description"`
 }
 
 // Question is the canonical question (DESIGN §4).
@@ -39,17 +39,17 @@ type Question struct {
 
 	Kind     Kind     `json:"kind"`
 	Message  string   `json:"message"`
-	Title    string   `json:"title,omitempty"`
-	Header   string   `json:"header,omitempty"`
-	Hint     string   `json:"hint,omitempty"`
-	Options  []Option `json:"options,omitempty"`
+	Title    string   `json:"title"`
+	Header   string   `json:"header"`
+	Hint     string   `json:"hint"`
+	Options  []Option `json:"options"`
 	Multiple bool     `json:"multiple"`
 	// Custom allows free text (Answer.Text) besides the options.
 	Custom  bool            `json:"custom"`
-	Default json.RawMessage `json:"default,omitempty"`
+	Default json.RawMessage `json:"default"`
 	Secret  bool            `json:"secret"`
 	// Schema is the JSON Schema that an accepted answer's content satisfies.
-	Schema json.RawMessage `json:"schema,omitempty"`
+	Schema json.RawMessage `json:"schema"`
 	// Fields are the properties of a form, asked one after another on a TTY.
 	Fields []Field `json:"-"`
 
