@@ -103,10 +103,11 @@ var (
 
 // DefaultHTTPClient is the client shared by every model that is given none.
 // It has no overall timeout (a turn streams as long as it needs; the run's
-// context bounds it).
+// context bounds it), but a server silent for StreamIdleTimeout is
+// abandoned.
 func DefaultHTTPClient() *http.Client {
 	defaultClientOnce.Do(func() {
-		defaultClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		defaultClient = &http.Client{Transport: WithIdleTimeout(http.DefaultTransport.(*http.Transport).Clone(), StreamIdleTimeout)}
 	})
 	return defaultClient
 }

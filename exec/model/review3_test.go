@@ -2,11 +2,15 @@ package model_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec/model"
@@ -66,6 +70,57 @@ func TestRedirectKeepsKeyAtBaseURL(t *testing.T) {
 				defer mu.Unlock()
 				if len(leaked) > 0 {
 					t.Errorf("the key reached the redirect target in %v (err %v)", leaked, err)
+				}
+			})
+		}
+	}
+}
+
+// A server that stops sending mid-stream (or before its headers) is
+// abandoned after the idle timeout, retried within the bounds, and the turn
+// fails with an error that says so: never a hang.
+func TestStalledStream(t *testing.T) {
+	for _, f := range formats {
+		for _, before := range []bool{false, true} {
+			name := f.provider + "/mid-stream"
+			if before {
+				name = f.provider + "/before-headers"
+			}
+			t.Run(name, func(t *testing.T) {
+				stop := make(chan struct{})
+				var hits atomic.Int32
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					hits.Add(1)
+					if !before {
+						w.Header().Set("Content-Type", "text/event-stream")
+						w.WriteHeader(http.StatusOK)
+						if f.provider == "anthropic" {
+							fmt.Fprint(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"x\",\"usage\":{\"input_tokens\":1,\"output_tokens\":0}}}\n\n")
+						} else {
+							fmt.Fprint(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n")
+						}
+						w.(http.Flusher).Flush()
+					}
+					select {
+					case <-stop:
+					case <-r.Context().Done():
+					}
+				}))
+				defer srv.Close()
+				defer close(stop)
+				o := fastOpts(env(map[string]string{f.keyVar: "k"}))
+				o.MaxRetries = 1
+				o.HTTPClient = &http.Client{Transport: model.WithIdleTimeout(http.DefaultTransport.(*http.Transport).Clone(), 100*time.Millisecond)}
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				start := time.Now()
+				_, err := newModel(t, f.provider, srv.URL, o).Turn(ctx, request())
+				var stalled *model.StalledError
+				if !errors.As(err, &stalled) || ctx.Err() != nil {
+					t.Fatalf("err = %v (after %s), want a StalledError", err, time.Since(start))
+				}
+				if n := hits.Load(); n < 2 || n > 4 {
+					t.Errorf("%d requests, want the bounded retries", n)
 				}
 			})
 		}
