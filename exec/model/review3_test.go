@@ -126,3 +126,26 @@ func TestStalledStream(t *testing.T) {
 		}
 	}
 }
+
+// A provider's error message reaches stderr: its control characters are
+// escaped and its length bounded.
+func TestAPIErrorMessageShown(t *testing.T) {
+	for _, f := range formats {
+		t.Run(f.provider, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				fmt.Fprintf(w, `{"type":"error","error":{"type":"authentication_error","message":"\u001b]0;pwned\u0007\u001b[2J bad key %s"}}`, strings.Repeat("x", 50000))
+			}))
+			defer srv.Close()
+			_, err := newModel(t, f.provider, srv.URL, fastOpts(env(map[string]string{f.keyVar: "k"}))).Turn(context.Background(), request())
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if strings.ContainsAny(msg, "\x1b\x07") || len(msg) > 3000 || !strings.Contains(msg, `\x1b[2J bad key`) {
+				t.Errorf("error shown as %q… (%d bytes)", msg[:min(len(msg), 200)], len(msg))
+			}
+		})
+	}
+}
