@@ -50,6 +50,9 @@ func TestShellDecisions(t *testing.T) {
 		{"echo ${X@P}", None, "parameter expansion"},
 		{"echo $((1+2))", None, "arithmetic"},
 		{"echo hi & touch x", None, "background"},
+		// zsh (shell: zsh) runs the e:...: glob qualifier
+		{"echo *(e:'touch x':)", None, "extended glob"},
+		{"echo @(a|b)", None, "extended glob"},
 		// dash reads $"EOF" as $ and "EOF": the here-document ends at a
 		// line $EOF, and the next line runs as a command
 		{"echo <<$\"EOF\" hi\n$EOF\ntouch x\nEOF\n", None, "never allowed"},

@@ -193,6 +193,10 @@ func (w *walker) visit(n syntax.Node) bool {
 		if n.Dollar {
 			w.unsafe("has $\"...\" quoting (%s), which /bin/sh may read otherwise", w.text(n))
 		}
+	case *syntax.ExtGlob:
+		// *(...) is a pattern to bash, but to zsh (a toolset's shell:)
+		// a glob qualifier: *(e:'touch x':) runs code.
+		w.unsafe("has an extended glob (%s), which another shell may read as a command", w.text(n))
 	case *syntax.CmdSubst:
 		w.unsafe("has a command substitution (%s)", w.text(n))
 	case *syntax.ProcSubst:
