@@ -12,6 +12,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/model"
 	"github.com/hitl-dev/hitl/exec/model/cassette"
 )
 
@@ -91,7 +92,9 @@ func openCassette(o *ModelOptions) (*cassette.Cassette, error) {
 	case o.Record != "" && o.Replay != "":
 		return nil, usagef("--record and --replay cannot be used together")
 	case o.Record != "":
-		c, err := cassette.Record(o.Record, nil)
+		// The models' transport: what goes to the network is bounded the
+		// same way when recording.
+		c, err := cassette.Record(o.Record, model.DefaultHTTPClient().Transport)
 		if err != nil {
 			return nil, usagef("--record: %v", err)
 		}

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -102,10 +103,11 @@ var (
 
 // DefaultHTTPClient is the client shared by every model that is given none.
 // It has no overall timeout (a turn streams as long as it needs; the run's
-// context bounds it).
+// context bounds it), but a server silent for StreamIdleTimeout is
+// abandoned.
 func DefaultHTTPClient() *http.Client {
 	defaultClientOnce.Do(func() {
-		defaultClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		defaultClient = &http.Client{Transport: WithIdleTimeout(http.DefaultTransport.(*http.Transport).Clone(), StreamIdleTimeout)}
 	})
 	return defaultClient
 }
@@ -194,12 +196,35 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	if c.HTTPClient == nil {
 		c.HTTPClient = DefaultHTTPClient()
 	}
+	c.HTTPClient = sameOrigin(c.HTTPClient)
 	switch m.Provider {
 	case "anthropic":
 		return anthropic.New(c)
 	default:
 		return openai.New(m.Provider, c), nil
 	}
+}
+
+// sameOrigin returns a copy of client (sharing its transport) that follows a
+// redirect only within the origin of the request: Go's client drops
+// Authorization on a redirect to another host, but not Anthropic's
+// x-api-key, so following one would send the key where it was not named.
+func sameOrigin(client *http.Client) *http.Client {
+	c := *client
+	next := client.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if from := via[0].URL; req.URL.Scheme != from.Scheme || !strings.EqualFold(req.URL.Host, from.Host) {
+			return fmt.Errorf("redirected from %s to %s://%s: hitl follows no redirect to another host, so the API key stays with the base URL", from.Host, req.URL.Scheme, req.URL.Host)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
 }
 
 // IsMissingKey reports whether err is (or wraps) a *MissingKeyError.

@@ -50,6 +50,20 @@ func TestShellDecisions(t *testing.T) {
 		{"echo ${X@P}", None, "parameter expansion"},
 		{"echo $((1+2))", None, "arithmetic"},
 		{"echo hi & touch x", None, "background"},
+		// zsh (shell: zsh) runs the e:...: glob qualifier
+		{"echo *(e:'touch x':)", None, "extended glob"},
+		{"echo @(a|b)", None, "extended glob"},
+		// dash reads $"EOF" as $ and "EOF": the here-document ends at a
+		// line $EOF, and the next line runs as a command
+		{"echo <<$\"EOF\" hi\n$EOF\ntouch x\nEOF\n", None, "never allowed"},
+		// dash (an older one) reads $'\' as $ and '\', and what bash
+		// quotes as commands
+		{`echo $'\'; touch x; #'`, None, "$'...' quoting"},
+		// a backslash-newline joins "\" and "EOF" into the delimiter line
+		// in bash and dash, not in the parser
+		{"echo <<EOF hi\n\\\nEOF\ntouch x\nEOF\n", None, "backslash-newline"},
+		{"echo <<EOF hi\nno continuation\nEOF\n", Allow, ""},
+		{"$\"echo\" hi", None, "never allowed"},
 		{"echo hi &", None, "background"},
 		{"$CMD hi", None, "not a plain word"},
 		{"echo hi\ntouch x", None, `"touch x" matches no allow rule`},

@@ -180,9 +180,23 @@ func (w *walker) visit(n syntax.Node) bool {
 	case *syntax.CallExpr:
 		w.call(n)
 	case *syntax.Redirect:
-		if !safeRedirect(n) {
+		if why := w.hdocRisk(n); why != "" {
+			w.unsafe("%s", why)
+		} else if !safeRedirect(n) {
 			w.unsafe("redirects to a file (%s)", w.text(n))
 		}
+	case *syntax.SglQuoted:
+		if n.Dollar {
+			w.unsafe("has $'...' quoting (%s), which /bin/sh may read otherwise", w.text(n))
+		}
+	case *syntax.DblQuoted:
+		if n.Dollar {
+			w.unsafe("has $\"...\" quoting (%s), which /bin/sh may read otherwise", w.text(n))
+		}
+	case *syntax.ExtGlob:
+		// *(...) is a pattern to bash, but to zsh (a toolset's shell:)
+		// a glob qualifier: *(e:'touch x':) runs code.
+		w.unsafe("has an extended glob (%s), which another shell may read as a command", w.text(n))
 	case *syntax.CmdSubst:
 		w.unsafe("has a command substitution (%s)", w.text(n))
 	case *syntax.ProcSubst:
@@ -342,6 +356,11 @@ func literalWord(word *syntax.Word) (string, bool) {
 			}
 			b.WriteString(p.Value)
 		case *syntax.DblQuoted:
+			if p.Dollar {
+				// $"..." is a quoted word in bash, but "$" then a
+				// quoted word in dash (<<$"EOF" ends at a line $EOF).
+				return "", false
+			}
 			for _, q := range p.Parts {
 				lit, ok := q.(*syntax.Lit)
 				if !ok {
@@ -362,6 +381,22 @@ func simpleParam(p *syntax.ParamExp) bool {
 	return p.Param != nil && p.Flags == nil && !p.Excl && !p.Length && !p.Width && !p.IsSet &&
 		p.NestedParam == nil && p.Index == nil && len(p.Modifiers) == 0 && p.Slice == nil &&
 		p.Repl == nil && p.Names == 0 && p.Exp == nil
+}
+
+// hdocRisk says why a here-document could end elsewhere in the shell that
+// runs the line than where the parser ends it, so that lines the parser
+// takes for its body run as commands: a backslash-newline in the line (bash
+// and dash join it before looking for the delimiter; the parser does not).
+// A delimiter that is not a plain word ($"EOF" is "$EOF" to dash) is
+// refused by safeRedirect.
+func (w *walker) hdocRisk(r *syntax.Redirect) string {
+	if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc {
+		return ""
+	}
+	if strings.Contains(w.src, "\\\n") {
+		return "has a here-document and a backslash-newline, which shells read differently"
+	}
+	return ""
 }
 
 // safeRedirect: duplicating descriptors (2>&1, >&2, <&-), input from a

@@ -14,8 +14,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/termtext"
 )
 
 // Defaults for Config fields left zero.
@@ -94,15 +96,32 @@ func (e *APIError) Error() string {
 	}
 	if e.Message != "" {
 		b.WriteString(": ")
-		b.WriteString(e.Message)
+		b.WriteString(shown(e.Message))
 	} else if e.Type != "" {
 		b.WriteString(": ")
-		b.WriteString(e.Type)
+		b.WriteString(shown(e.Type))
 	}
 	if e.Retries > 0 {
 		fmt.Fprintf(&b, " (after %d retries)", e.Retries)
 	}
 	return b.String()
+}
+
+// maxShown bounds the provider's message in an error, in bytes.
+const maxShown = 2000
+
+// shown is text from the server as an error may carry it to a terminal:
+// control characters escaped (a gateway's error page could clear the
+// screen or retitle the window), and bounded.
+func shown(s string) string {
+	if len(s) > maxShown {
+		cut := maxShown
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = fmt.Sprintf("%s… (%d bytes cut)", s[:cut], len(s)-cut)
+	}
+	return termtext.Line(s)
 }
 
 // ErrIncomplete is a stream that ended before the turn did.
