@@ -13,6 +13,7 @@ import (
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/model"
+	"github.com/hitl-dev/hitl/exec/session"
 	"github.com/hitl-dev/hitl/exec/tools/shell"
 	"github.com/hitl-dev/hitl/prompt"
 )
@@ -194,7 +195,8 @@ func signalContext(parent context.Context, ios *IOStreams) (context.Context, fun
 		case s := <-ch:
 			if s == os.Interrupt {
 				fmt.Fprintln(ios.ErrOut, "hitl: interrupted again, exiting now")
-				shell.KillAll() // no grace period left for running commands
+				shell.KillAll()    // no grace period left for running commands
+				session.FlushAll() // resumable from the last completed step
 				os.Exit(ExitInterrupted)
 			}
 		case <-done:

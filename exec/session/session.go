@@ -112,7 +112,7 @@ func Create(path string, h Header) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
-	j := &Journal{path: path, f: f, w: bufio.NewWriterSize(f, 64*1024)}
+	j := newJournal(path, f)
 	h.Version = Version
 	j.write(record{Kind: "header", Header: &h})
 	return j, j.err
@@ -193,10 +193,36 @@ func (j *Journal) End(s exec.Status) {
 	j.write(record{Kind: "end", Status: s})
 }
 
+// open holds the journals of this process that are not closed yet, so
+// FlushAll can save them when hitl must exit at once.
+var open sync.Map // *Journal → struct{}
+
+func newJournal(path string, f *os.File) *Journal {
+	j := &Journal{path: path, f: f, w: bufio.NewWriterSize(f, 64*1024)}
+	open.Store(j, struct{}{})
+	return j
+}
+
+// FlushAll writes out and syncs every open journal: for a second Ctrl-C,
+// which exits without unwinding, so the run stays resumable from its last
+// completed step.
+func FlushAll() {
+	open.Range(func(k, _ any) bool {
+		j := k.(*Journal)
+		j.mu.Lock()
+		if j.f != nil && j.w.Flush() == nil {
+			_ = j.f.Sync()
+		}
+		j.mu.Unlock()
+		return true
+	})
+}
+
 // Close flushes and syncs the journal and releases the lock.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	open.Delete(j)
 	if j.f == nil {
 		return j.err
 	}
@@ -254,7 +280,7 @@ func Open(path string) (*Journal, *Loaded, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	return &Journal{path: path, f: f, w: bufio.NewWriterSize(f, 64*1024)}, l, nil
+	return newJournal(path, f), l, nil
 }
 
 func read(r io.Reader, path string) (*Loaded, error) {

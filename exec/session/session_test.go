@@ -115,3 +115,24 @@ func TestOpenDamaged(t *testing.T) {
 		})
 	}
 }
+
+func TestFlushAll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	j, err := Create(path, Header{RunID: "r1", Agent: "root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	st := &exec.State{Messages: []exec.Message{{Role: exec.RoleUser, Text: "hi"}}}
+	if err := j.Message(st.Messages[0], st); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); len(data) != 0 {
+		t.Fatalf("the journal is written before FlushAll: %q", data)
+	}
+	FlushAll()
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), `"run_id":"r1"`) || !strings.Contains(string(data), `"text":"hi"`) {
+		t.Fatalf("after FlushAll the file holds %q", data)
+	}
+}
