@@ -105,7 +105,7 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 		pending := exec.PendingCalls(spec.state.Messages)
 		asker.Sources = append([]prompt.Answerer{session.NewReplay(spec.loaded, pending)}, asker.Sources...)
 		asker.SetNext(spec.loaded.NextPrompt(pending))
-		reserveLostSecrets(opts, asker.Secrets, spec.state.Messages)
+		reserveLostSecrets(asker.Secrets, spec.state.Messages)
 	}
 	var approvals []string
 	if spec.loaded != nil {
@@ -146,6 +146,11 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 		Sink:            sink,
 		Journal:         spec.journal,
 	}
+	if spec.loaded != nil {
+		runner.Before = func(ctx context.Context) error {
+			return reaskSecrets(ctx, opts, asker, spec.loaded, exec.PendingCalls(spec.state.Messages))
+		}
+	}
 	outcome, runErr := runner.Run(ctx, spec.state)
 	if runErr != nil && ctx.Err() != nil {
 		if cause := context.Cause(ctx); cause != nil {
@@ -179,22 +184,50 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 }
 
 // reserveLostSecrets keeps the placeholders of secrets answered before the
-// run stopped from naming a secret asked after the resume: their values are
-// not in the session, and a command written for one must not get another.
-func reserveLostSecrets(opts *ExecOptions, secrets *prompt.Secrets, msgs []exec.Message) {
+// run stopped from naming a secret asked after the resume: a command
+// written for one must never get another.
+func reserveLostSecrets(secrets *prompt.Secrets, msgs []exec.Message) {
 	lost := 0
 	for _, m := range msgs {
 		if m.Role == exec.RoleTool {
 			lost = max(lost, prompt.MaxPlaceholder(m.Text))
 		}
 	}
-	if lost == 0 {
-		return
-	}
 	secrets.Reserve(lost)
-	if !opts.Quiet {
-		fmt.Fprintf(opts.IO.ErrOut, "hitl: secret answers are never kept in a session: the placeholders up to $HITL_SECRET_%d, given before the run stopped, are unset in this run\n", lost)
+}
+
+// reaskSecrets asks again, before a resumed run goes on, the secret
+// questions answered before it stopped (a session never keeps their
+// values), so $HITL_SECRET_<n> means in this run what it meant to the
+// model. They are asked under ids s<n>. The pending calls are left out:
+// they run again and ask anew.
+func reaskSecrets(ctx context.Context, opts *ExecOptions, asker *prompt.Asker, loaded *session.Loaded, pending []exec.ToolCall) error {
+	rerun := map[string]bool{}
+	for _, c := range pending {
+		rerun[c.ID] = true
 	}
+	seen := map[int]bool{}
+	for _, sq := range loaded.Secrets {
+		if seen[sq.N] || rerun[sq.Question.CallID] {
+			continue
+		}
+		seen[sq.N] = true
+		q := sq.Question
+		q.ID, q.SecretSlot, q.Index, q.Count = fmt.Sprintf("s%d", sq.N), sq.N, 0, 1
+		q.Hint = fmt.Sprintf("asked again after the resume: secret answers are never kept in a session (this is HITL_SECRET_%d)", sq.N)
+		ans, err := asker.Ask(ctx, q)
+		if err != nil {
+			return err
+		}
+		if ans.Action != prompt.Accept {
+			why := "the question was " + pastTense(ans.Action)
+			if ans.Unanswered() {
+				why = "nobody answered"
+			}
+			fmt.Fprintf(opts.IO.ErrOut, "hitl: HITL_SECRET_%d stays unset in this run (%s)\n", sq.N, why)
+		}
+	}
+	return nil
 }
 
 // resumable says whether to tell the person how to resume.

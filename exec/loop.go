@@ -52,6 +52,9 @@ type Runner struct {
 	Sink            Sink
 	Journal         Journal
 	Now             func() time.Time
+	// Before, when set, runs once before the loop goes on (a resumed run
+	// asks again for the secrets it lost); its error ends the run.
+	Before func(ctx context.Context) error
 
 	byName  map[string]Tool
 	schemas map[string]*schema.Schema
@@ -62,6 +65,11 @@ type Runner struct {
 func (r *Runner) Run(ctx context.Context, st *State) (Outcome, error) {
 	if err := r.prepare(); err != nil {
 		return Outcome{}, err
+	}
+	if r.Before != nil {
+		if err := r.Before(ctx); err != nil {
+			return Outcome{}, err
+		}
 	}
 	max := r.MaxIterations
 	if max <= 0 {

@@ -81,14 +81,17 @@ func (a *Asker) newID() string {
 	return fmt.Sprintf("p%d", a.next)
 }
 
-// Ask asks q and returns its answer, canonical and with secrets replaced by
+// Ask asks q (under q.ID when the caller set one, else the next pN) and
+// returns its answer, canonical and with secrets replaced by
 // placeholders. Errors: *StopError (the policy is stop), *BadAnswerError,
 // ErrInterrupted, or the context's error.
 func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
 	if q.Count == 0 {
 		q.Count = 1
 	}
-	q.ID = a.newID()
+	if q.ID == "" {
+		q.ID = a.newID()
+	}
 	if a.Observer != nil {
 		a.Observer.Requested(q)
 	}
@@ -203,7 +206,14 @@ func (a *Asker) hideSecrets(q Question, ans Answer) Answer {
 		return ans
 	}
 	if q.Secret {
-		ans.Content, _ = json.Marshal(a.Secrets.Add(secretValue(ans.Content)))
+		value := secretValue(ans.Content)
+		p := ""
+		if q.SecretSlot > 0 {
+			p = a.Secrets.Set(q.SecretSlot, value)
+		} else {
+			p = a.Secrets.Add(value)
+		}
+		ans.Content, _ = json.Marshal(p)
 		return ans
 	}
 	secretFields := false

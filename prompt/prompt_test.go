@@ -436,3 +436,25 @@ func TestShortLine(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretsSet(t *testing.T) {
+	s := &Secrets{}
+	s.Reserve(2)
+	if p := s.Set(1, "old-one"); p != "$HITL_SECRET_1" {
+		t.Fatalf("Set = %s", p)
+	}
+	if p := s.Add("new-one"); p != "$HITL_SECRET_3" {
+		t.Fatalf("Add after Reserve(2) = %s, want $HITL_SECRET_3", p)
+	}
+	if env := strings.Join(s.Env(), " "); env != "HITL_SECRET_1=old-one HITL_SECRET_3=new-one" {
+		t.Fatalf("Env = %s", env)
+	}
+	if got := s.Expand("$HITL_SECRET_1 $HITL_SECRET_2 $HITL_SECRET_3"); got != "old-one $HITL_SECRET_2 new-one" {
+		t.Fatalf("Expand = %s", got)
+	}
+	for text, want := range map[string]int{"$HITL_SECRET_12": 12, "${HITL_SECRET_3}": 3, "x $HITL_SECRET_1": 0, "": 0} {
+		if got := PlaceholderNumber(text); got != want {
+			t.Errorf("PlaceholderNumber(%q) = %d, want %d", text, got, want)
+		}
+	}
+}

@@ -57,6 +57,9 @@ type Question struct {
 	// (confirmations, shell approvals, remote user_choice): the model wrote
 	// the default, so defaulting would be consent nobody gave.
 	Consent bool `json:"-"`
+	// SecretSlot, on a secret asked again after a resume, is the number of
+	// the placeholder the model already holds for it.
+	SecretSlot int `json:"-"`
 	// SafeDefault marks a consent question whose default is hitl's own
 	// refusal (a shell approval's "no"): a terminal may preselect it, so a
 	// stray Enter refuses instead of approving.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,32 +14,58 @@ import (
 // sessions only ever see their placeholders, $HITL_SECRET_<n>.
 type Secrets struct {
 	mu     sync.Mutex
-	values []string
-	// lost is how many numbers, from 1, belong to secrets whose values
-	// this process does not have (a resumed run): values[i] is number
-	// lost+i+1.
-	lost int
+	values map[int]string // by placeholder number
+	last   int            // the highest number given out or reserved
 }
 
-// Add stores a secret value and returns its placeholder.
+// Add stores a secret value under the next number and returns its
+// placeholder.
 func (s *Secrets) Add(value string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.values = append(s.values, value)
-	return fmt.Sprintf("$HITL_SECRET_%d", s.lost+len(s.values))
+	s.last++
+	s.setLocked(s.last, value)
+	return Placeholder(s.last)
 }
 
-// Reserve keeps the placeholders up to $HITL_SECRET_<n> for secrets whose
-// values are gone: a resumed run's conversation holds them, but a session
-// never keeps secret values. A secret asked afterwards gets a new number,
-// so a command the model wrote for an old secret never receives a
-// different one. Call it before any Add.
+// Set stores the value of placeholder number n: a secret asked again after
+// a resume keeps the number the model already knows.
+func (s *Secrets) Set(n int, value string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setLocked(n, value)
+	s.last = max(s.last, n)
+	return Placeholder(n)
+}
+
+func (s *Secrets) setLocked(n int, value string) {
+	if s.values == nil {
+		s.values = map[int]string{}
+	}
+	s.values[n] = value
+}
+
+// Reserve keeps the placeholders up to $HITL_SECRET_<n> from being given
+// out again: a resumed run's conversation holds them, so a secret asked
+// afterwards gets a new number and a command written for an old secret
+// never receives a different one.
 func (s *Secrets) Reserve(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.values) == 0 && n > s.lost {
-		s.lost = n
+	s.last = max(s.last, n)
+}
+
+// Placeholder is the name the model sees for secret number n.
+func Placeholder(n int) string { return fmt.Sprintf("$HITL_SECRET_%d", n) }
+
+// PlaceholderNumber reads "$HITL_SECRET_<n>"; 0 when text is not one.
+func PlaceholderNumber(text string) int {
+	m := placeholder.FindStringSubmatch(text)
+	if m == nil || m[0] != text {
+		return 0
 	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
 
 // MaxPlaceholder returns the highest placeholder number in text, 0 when it
@@ -57,9 +84,14 @@ func MaxPlaceholder(text string) int {
 func (s *Secrets) Env() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	env := make([]string, len(s.values))
-	for i, v := range s.values {
-		env[i] = fmt.Sprintf("HITL_SECRET_%d=%s", s.lost+i+1, v)
+	nums := make([]int, 0, len(s.values))
+	for n := range s.values {
+		nums = append(nums, n)
+	}
+	sort.Ints(nums)
+	env := make([]string, len(nums))
+	for i, n := range nums {
+		env[i] = fmt.Sprintf("HITL_SECRET_%d=%s", n, s.values[n])
 	}
 	return env
 }
@@ -73,11 +105,10 @@ func (s *Secrets) Expand(text string) string {
 	defer s.mu.Unlock()
 	return placeholder.ReplaceAllStringFunc(text, func(m string) string {
 		n, _ := strconv.Atoi(placeholder.FindStringSubmatch(m)[1])
-		i := n - s.lost - 1
-		if i < 0 || i >= len(s.values) {
-			return m
+		if v, ok := s.values[n]; ok {
+			return v
 		}
-		return s.values[i]
+		return m
 	})
 }
 

@@ -59,6 +59,10 @@ type record struct {
 
 	Command string `json:"command,omitempty"`
 
+	// Secret is a secret question answered (never its value) and the
+	// number of its placeholder, so a resumed run can ask it again.
+	Secret *SecretQuestion `json:"secret,omitempty"`
+
 	Status exec.Status `json:"status,omitempty"`
 }
 
@@ -165,13 +169,56 @@ func (j *Journal) Requested(q prompt.Question) {
 	j.write(record{Kind: "question", CallID: q.CallID, Index: q.Index, PromptID: q.ID})
 }
 
-// Answered records an answer, unless it holds a secret: a resumed run asks for
-// secrets again.
+// SecretQuestion is a secret question answered before a stop: the question
+// (never the value) and the placeholder number the model holds for it.
+type SecretQuestion struct {
+	N        int             `json:"n"`
+	Question prompt.Question `json:"question"`
+}
+
+// Answered records an answer, unless it holds a secret: for a secret, only
+// the question and its placeholder number, so a resumed run asks it again.
 func (j *Journal) Answered(q prompt.Question, a prompt.Answer) {
 	if q.Secret || hasSecretFields(q) {
+		j.secretAsked(q, a)
 		return
 	}
 	j.write(record{Kind: "answer", CallID: q.CallID, Index: q.Index, PromptID: q.ID, Answer: &a})
+}
+
+// secretAsked records the secret questions of an accepted answer with the
+// placeholder numbers the model got: the question itself, or each secret
+// field of a form as a question of its own.
+func (j *Journal) secretAsked(q prompt.Question, a prompt.Answer) {
+	if a.Action != prompt.Accept {
+		return
+	}
+	record := func(sq prompt.Question, content json.RawMessage) {
+		var p string
+		if json.Unmarshal(content, &p) != nil {
+			return
+		}
+		if n := prompt.PlaceholderNumber(p); n > 0 {
+			sq.SecretSlot = 0
+			j.write(record{Kind: "secret", Secret: &SecretQuestion{N: n, Question: sq}})
+		}
+	}
+	if q.Secret {
+		record(q, a.Content)
+		return
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(a.Content, &fields) != nil {
+		return
+	}
+	for _, f := range q.Fields {
+		if f.Question.Secret {
+			fq := f.Question
+			fq.CallID, fq.Tool, fq.Secret = q.CallID, q.Tool, true
+			fq.Message = q.Message + ": " + fq.Message
+			record(fq, fields[f.Name])
+		}
+	}
 }
 
 func hasSecretFields(q prompt.Question) bool {
@@ -258,7 +305,9 @@ type Loaded struct {
 	// LastPrompt is the number of the last question asked.
 	LastPrompt int
 	Approvals  []string
-	Status     exec.Status // the last end record; "" when none
+	// Secrets are the secret questions answered, by placeholder number.
+	Secrets []SecretQuestion
+	Status  exec.Status // the last end record; "" when none
 }
 
 // Open locks the session at path, reads it, and reopens it for appending.
@@ -331,6 +380,8 @@ func (r record) check(n int) error {
 		return errors.New("a message record without its message")
 	case r.Kind == "answer" && r.Answer == nil:
 		return errors.New("an answer record without its answer")
+	case r.Kind == "secret" && r.Secret == nil:
+		return errors.New("a secret record without its question")
 	}
 	return nil
 }
@@ -360,6 +411,8 @@ func (l *Loaded) apply(rec record) {
 			l.Answers[rec.CallID] = map[int]prompt.Answer{}
 		}
 		l.Answers[rec.CallID][rec.Index] = *rec.Answer
+	case "secret":
+		l.Secrets = append(l.Secrets, *rec.Secret)
 	case "approval":
 		l.Approvals = append(l.Approvals, rec.Command)
 	case "end":
