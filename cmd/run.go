@@ -34,7 +34,14 @@ type runSpec struct {
 func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error) {
 	journalOpen := true
 	defer func() {
-		if journalOpen {
+		if !journalOpen {
+			return
+		}
+		// The run never started: a new run leaves no session behind (it
+		// would hold only its header, and block a rerun with --session).
+		if spec.loaded == nil {
+			_ = spec.journal.Remove()
+		} else {
 			spec.journal.Close()
 		}
 	}()
