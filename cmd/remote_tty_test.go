@@ -11,6 +11,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec/tools/remote"
 	"github.com/hitl-dev/hitl/exec/tools/remote/remotetest"
+	"github.com/hitl-dev/hitl/internal/ptytest"
 )
 
 const remoteTTYAgent = `models:
@@ -39,8 +40,8 @@ func TestTTYRemoteUserChoice(t *testing.T) {
 		selected int
 		stdout   string
 	}{
-		{"down and enter", []string{ttyDown, ttyEnter}, 1, "result: choice 1 \"Yes once\": write of 5 bytes to notes.txt allowed\n"},
-		{"esc sends the default", []string{"\x1b"}, 2, "result: choice 2 \"No\": write to notes.txt declined\n"},
+		{"down and enter", []string{ptytest.KeyDown, ptytest.KeyEnter}, 1, "result: choice 1 \"Yes once\": write of 5 bytes to notes.txt allowed\n"},
+		{"esc sends the default", []string{ptytest.KeyEsc}, 2, "result: choice 2 \"No\": write to notes.txt declined\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,15 +54,15 @@ func TestTTYRemoteUserChoice(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := startTTY(t, false, "exec", "--prompt", "tty", agent)
-			r.expect("No")
-			r.send(tt.keys...)
+			r.mustExpect("No")
+			r.Send(tt.keys...)
 			if code := r.wait(); code != 0 {
-				t.Fatalf("exit %d; stdout %q; screen:\n%s", code, r.stdout.String(), r.screenText())
+				t.Fatalf("exit %d; stdout %q; screen:\n%s", code, r.stdout.String(), r.Screen())
 			}
 			if got := r.stdout.String(); got != tt.stdout {
 				t.Errorf("stdout = %q, want %q", got, tt.stdout)
 			}
-			screen := r.screenText()
+			screen := r.Screen()
 			for _, want := range []string{"Allow writing to the original directory?", "hitl: waiting for write_file at http://127.0.0.1:"} {
 				if !strings.Contains(screen, want) {
 					t.Errorf("the screen lacks %q:\n%s", want, screen)

@@ -9,100 +9,44 @@ import (
 	"testing"
 	"time"
 
-	expect "github.com/Netflix/go-expect"
-	"github.com/creack/pty"
-	"github.com/hinshun/vt10x"
-
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/tools/askuser"
 	"github.com/hitl-dev/hitl/exec/tools/askuserquestion"
 	"github.com/hitl-dev/hitl/exec/tools/interaction"
+	"github.com/hitl-dev/hitl/internal/ptytest"
 	"github.com/hitl-dev/hitl/prompt"
 	"github.com/hitl-dev/hitl/prompt/tty"
 )
 
-// Keys survey understands.
-const (
-	down  = "\x1b[B"
-	enter = "\r"
-	space = " "
-	up    = "\x1b[A"
-	esc   = "\x1b"
-)
-
 // person plays the person at the terminal.
 type person struct {
-	t       *testing.T
-	c       *expect.Console
-	term    vt10x.Terminal
+	tm      *ptytest.Terminal
 	screens []string // the screen each time a question was seen
 }
 
 // then waits for text on the terminal, keeps the screen, then sends keys.
 func (p *person) then(text string, keys ...string) {
-	p.t.Helper()
-	if _, err := p.c.ExpectString(text); err != nil {
-		p.t.Errorf("waiting for %q: %v", text, err)
+	if !p.tm.ExpectSettled(text) {
 		return
 	}
-	time.Sleep(50 * time.Millisecond) // let survey finish drawing before keys arrive
-	_, _ = p.c.Expect(expect.EOF, expect.PTSClosed, expect.WithTimeout(20*time.Millisecond))
-	p.screens = append(p.screens, p.term.String())
-	for _, k := range keys {
-		if _, err := p.c.Send(k); err != nil {
-			p.t.Errorf("sending %q: %v", k, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	p.screens = append(p.screens, p.tm.Screen())
+	p.tm.Send(keys...)
 }
 
 // ttyRun calls the tool built by mk with args, its questions asked by the
-// terminal front end on a pty that a vt10x terminal draws (it answers
-// survey's cursor position queries, as a real terminal does); keys plays
-// the person. It returns the result, the error, and the screens the person
-// saw, one after another.
-func ttyRun(t *testing.T, mk func(prompt.FrontEnd) exec.Tool, args string, keys func(p *person)) (exec.Result, error, string) {
+// terminal front end on a pseudo-terminal; keys plays the person. It returns
+// the result, the error, and the screens the person saw, one after another.
+func ttyRun(t *testing.T, mk func(prompt.FrontEnd) exec.Tool, args string, keys func(p *person)) (res exec.Result, err error, screens string) {
 	t.Helper()
-	ptm, pts, err := pty.Open()
-	if err != nil {
-		t.Fatalf("opening a pty: %v", err)
-	}
-	term := vt10x.New(vt10x.WithWriter(pts), vt10x.WithSize(100, 40))
-	c, err := expect.NewConsole(expect.WithStdin(ptm), expect.WithStdout(term), expect.WithCloser(ptm, pts),
-		expect.WithDefaultTimeout(10*time.Second))
-	if err != nil {
-		t.Fatalf("opening a console: %v", err)
-	}
-	defer c.Close()
-	// The size survey reads (to count wrapped lines) matches the screen's.
-	if err := pty.Setsize(c.Tty(), &pty.Winsize{Cols: 100, Rows: 40}); err != nil {
-		t.Fatal(err)
-	}
-	finished, done := make(chan struct{}), make(chan struct{})
-	p := &person{t: t, c: c, term: term}
-	go func() {
-		defer close(done)
-		keys(p)
-		// Keep the terminal reading (it answers survey's cursor queries)
-		// until the call is over, then take in what is left to draw. The
-		// front end's key reader keeps the pty open, so there is no EOF.
-		for {
-			select {
-			case <-finished:
-				_, _ = c.Expect(expect.EOF, expect.PTSClosed, expect.WithTimeout(100*time.Millisecond))
-				return
-			default:
-				_, _ = c.Expect(expect.EOF, expect.PTSClosed, expect.WithTimeout(20*time.Millisecond))
-			}
-		}
-	}()
+	tm := ptytest.New(t)
+	p := &person{tm: tm}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	tool := mk(tty.New(c.Tty(), c.Tty()))
-	res, callErr := tool.Call(ctx, exec.ToolCall{ID: "call_1", Name: tool.Spec().Name, Arguments: json.RawMessage(args)})
-	close(finished)
-	<-done
-	return res, callErr, strings.Join(append(p.screens, term.String()), "\n")
+	tool := mk(tty.New(tm.Tty(), tm.Tty()))
+	tm.Drive(func() { keys(p) }, func() {
+		res, err = tool.Call(ctx, exec.ToolCall{ID: "call_1", Name: tool.Spec().Name, Arguments: json.RawMessage(args)})
+	})
+	return res, err, strings.Join(append(p.screens, tm.Screen()), "\n")
 }
 
 func asker(fe prompt.FrontEnd) *prompt.Asker {
@@ -117,8 +61,8 @@ func TestTTYAskUserQuestion(t *testing.T) {
 	mk := func(fe prompt.FrontEnd) exec.Tool { return askuserquestion.New("", asker(fe)) }
 	t.Run("answers", func(t *testing.T) {
 		res, err, _ := ttyRun(t, mk, auqArgs, func(p *person) {
-			p.then("Lightweight embedded database", down, enter)
-			p.then("Performance monitoring", space, down, down, space, enter)
+			p.then("Lightweight embedded database", ptytest.KeyDown, ptytest.KeyEnter)
+			p.then("Performance monitoring", ptytest.KeySpace, ptytest.KeyDown, ptytest.KeyDown, ptytest.KeySpace, ptytest.KeyEnter)
 		})
 		if err != nil || res.IsError {
 			t.Fatalf("result %+v, %v", res, err)
@@ -129,7 +73,7 @@ func TestTTYAskUserQuestion(t *testing.T) {
 	})
 	t.Run("header, position and descriptions drawn", func(t *testing.T) {
 		_, _, screen := ttyRun(t, mk, auqArgs, func(p *person) {
-			p.then("Lightweight embedded database", esc)
+			p.then("Lightweight embedded database", ptytest.KeyEsc)
 		})
 		for _, want := range []string{"(1 of 2) [Database]", "Which database should we use?", "Relational with advanced features", "Esc to dismiss"} {
 			if !strings.Contains(screen, want) {
@@ -142,8 +86,8 @@ func TestTTYAskUserQuestion(t *testing.T) {
 	})
 	t.Run("Esc interrupts", func(t *testing.T) {
 		res, err, _ := ttyRun(t, mk, auqArgs, func(p *person) {
-			p.then("Lightweight embedded database", enter)
-			p.then("Performance monitoring", esc)
+			p.then("Lightweight embedded database", ptytest.KeyEnter)
+			p.then("Performance monitoring", ptytest.KeyEsc)
 		})
 		if err != nil || !res.IsError || res.Text != "Interrupted" || res.End == nil || res.End.Status != exec.StatusCancelled {
 			t.Fatalf("result %+v, %v: want Interrupted, the run cancelled", res, err)
@@ -166,21 +110,21 @@ func TestTTYAskUser(t *testing.T) {
 		{
 			name:   "text with hint",
 			args:   `{"question":"What is the target deployment environment?","hint":"e.g. AWS, GCP, Azure"}`,
-			keys:   func(p *person) { p.then("e.g. AWS, GCP, Azure", "GCP", enter) },
+			keys:   func(p *person) { p.then("e.g. AWS, GCP, Azure", "GCP", ptytest.KeyEnter) },
 			want:   `{"question":"What is the target deployment environment?","answer":"GCP"}`,
 			screen: []string{"What is the target deployment environment? (Esc to dismiss)", "  e.g. AWS, GCP, Azure"},
 		},
 		{
 			name: "single choice",
 			args: `{"question":"Which testing framework?","options":["Vitest (Recommended)","Jest","Mocha"],"custom":false}`,
-			keys: func(p *person) { p.then("Mocha", down, enter) },
+			keys: func(p *person) { p.then("Mocha", ptytest.KeyDown, ptytest.KeyEnter) },
 			want: `{"question":"Which testing framework?","answer":"Jest"}`,
 		},
 		{
 			name: "multiple",
 			args: `{"question":"Which linters?","options":["eslint","prettier","stylelint"],"multiple":true,"custom":false}`,
 			keys: func(p *person) {
-				p.then("stylelint", down, down, space, up, up, space, enter)
+				p.then("stylelint", ptytest.KeyDown, ptytest.KeyDown, ptytest.KeySpace, ptytest.KeyUp, ptytest.KeyUp, ptytest.KeySpace, ptytest.KeyEnter)
 			},
 			want: `{"question":"Which linters?","answer":"eslint, stylelint"}`,
 		},
@@ -188,8 +132,8 @@ func TestTTYAskUser(t *testing.T) {
 			name: "own answer (custom defaults to true)",
 			args: `{"question":"Which testing framework?","options":["Jest","Mocha"]}`,
 			keys: func(p *person) {
-				p.then("Type your own answer", down, down, enter)
-				p.then("Your answer:", "Jasmine", enter)
+				p.then("Type your own answer", ptytest.KeyDown, ptytest.KeyDown, ptytest.KeyEnter)
+				p.then("Your answer:", "Jasmine", ptytest.KeyEnter)
 			},
 			want: `{"question":"Which testing framework?","answer":"Jasmine"}`,
 		},
@@ -197,15 +141,15 @@ func TestTTYAskUser(t *testing.T) {
 			name: "multiple with own answer: chosen labels and the text, as typed",
 			args: `{"question":"Which checks?","options":["lint","test"],"multiple":true}`,
 			keys: func(p *person) {
-				p.then("Type your own answer", space, down, down, space, enter)
-				p.then("Your answer:", "fuzz", enter)
+				p.then("Type your own answer", ptytest.KeySpace, ptytest.KeyDown, ptytest.KeyDown, ptytest.KeySpace, ptytest.KeyEnter)
+				p.then("Your answer:", "fuzz", ptytest.KeyEnter)
 			},
 			want: `{"question":"Which checks?","answer":"lint, fuzz"}`,
 		},
 		{
 			name: "Esc dismisses",
 			args: `{"question":"Which testing framework?","options":["Jest","Mocha"]}`,
-			keys: func(p *person) { p.then("Mocha", esc) },
+			keys: func(p *person) { p.then("Mocha", ptytest.KeyEsc) },
 			want: "The user dismissed the question.", isError: true,
 		},
 	}
@@ -241,50 +185,50 @@ func TestTTYInteraction(t *testing.T) {
 	}{
 		{
 			name: "confirm: Enter out of habit is no", mk: confirm, args: confirmArgs,
-			keys:   func(p *person) { p.then("Type your own answer", enter) },
+			keys:   func(p *person) { p.then("Type your own answer", ptytest.KeyEnter) },
 			want:   id + `"selected_option_id":"no","free_text":null,"confirmed":false,"cancelled":false}`,
 			screen: []string{"If approved, the agent calls deploy_agent.", "> No", "No — tell me what to change", "Yes", "Type your own answer"},
 		},
 		{
 			name: "confirm yes", mk: confirm, args: confirmArgs,
-			keys: func(p *person) { p.then("Type your own answer", down, down, enter) },
+			keys: func(p *person) { p.then("Type your own answer", ptytest.KeyDown, ptytest.KeyDown, ptytest.KeyEnter) },
 			want: id + `"selected_option_id":"yes","free_text":null,"confirmed":true,"cancelled":false}`,
 		},
 		{
 			name: "confirm no with feedback asks for the notes", mk: confirm, args: confirmArgs,
 			keys: func(p *person) {
-				p.then("Type your own answer", down, enter)
-				p.then("What should change?", "canary first", enter)
+				p.then("Type your own answer", ptytest.KeyDown, ptytest.KeyEnter)
+				p.then("What should change?", "canary first", ptytest.KeyEnter)
 			},
 			want: id + `"selected_option_id":"no_with_feedback","free_text":"canary first","confirmed":false,"cancelled":false}`,
 		},
 		{
 			name: "confirm own text is feedback", mk: confirm, args: confirmArgs,
 			keys: func(p *person) {
-				p.then("Type your own answer", down, down, down, enter)
-				p.then("Your answer:", "not today", enter)
+				p.then("Type your own answer", ptytest.KeyDown, ptytest.KeyDown, ptytest.KeyDown, ptytest.KeyEnter)
+				p.then("Your answer:", "not today", ptytest.KeyEnter)
 			},
 			want: id + `"selected_option_id":"no_with_feedback","free_text":"not today","confirmed":false,"cancelled":false}`,
 		},
 		{
 			name: "confirm Esc", mk: confirm, args: confirmArgs,
-			keys: func(p *person) { p.then("Type your own answer", esc) },
+			keys: func(p *person) { p.then("Type your own answer", ptytest.KeyEsc) },
 			want: id + `"selected_option_id":null,"free_text":null,"confirmed":false,"cancelled":true}`,
 		},
 		{
 			name: "question option", mk: question,
 			args: `{"question":"Which data source?","options":[{"id":"postgres","label":"PostgreSQL"},{"id":"bigquery","label":"BigQuery","description":"Google Cloud warehouse"}]}`,
-			keys: func(p *person) { p.then("Google Cloud warehouse", down, enter) },
+			keys: func(p *person) { p.then("Google Cloud warehouse", ptytest.KeyDown, ptytest.KeyEnter) },
 			want: id + `"selected_option_id":"bigquery","free_text":null,"confirmed":null,"cancelled":false}`,
 		},
 		{
 			name: "question open", mk: question, args: `{"question":"What should the report be called?"}`,
-			keys: func(p *person) { p.then("report be called?", "Q3 revenue", enter) },
+			keys: func(p *person) { p.then("report be called?", "Q3 revenue", ptytest.KeyEnter) },
 			want: id + `"selected_option_id":null,"free_text":"Q3 revenue","confirmed":null,"cancelled":false}`,
 		},
 		{
 			name: "question Esc", mk: question, args: `{"question":"What should the report be called?"}`,
-			keys: func(p *person) { p.then("report be called?", esc) },
+			keys: func(p *person) { p.then("report be called?", ptytest.KeyEsc) },
 			want: id + `"selected_option_id":null,"free_text":null,"confirmed":null,"cancelled":true}`,
 		},
 	}

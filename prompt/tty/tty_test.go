@@ -7,144 +7,28 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	expect "github.com/Netflix/go-expect"
-	pseudotty "github.com/creack/pty"
-	"github.com/hinshun/vt10x"
+	"github.com/hitl-dev/hitl/internal/ptytest"
 	"github.com/hitl-dev/hitl/prompt"
 	"github.com/hitl-dev/hitl/prompt/tty"
-	"golang.org/x/term"
 )
-
-// Keys as a terminal sends them.
-const (
-	keyUp    = "\x1b[A"
-	keyDown  = "\x1b[B"
-	keyEnter = "\r"
-	keyEsc   = "\x1b"
-	keyCtrlC = "\x03"
-	keyCtrlD = "\x04"
-)
-
-// lockedBuffer collects everything the program drew.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// terminal is a pseudo-terminal whose output goes through a vt10x screen,
-// which answers survey's cursor position queries (ESC[6n), as survey's own
-// tests do.
-type terminal struct {
-	t    *testing.T
-	c    *expect.Console
-	term vt10x.Terminal
-	raw  *lockedBuffer
-}
-
-func newTerminal(t *testing.T) *terminal {
-	t.Helper()
-	ptm, pts, err := pseudotty.Open()
-	if err != nil {
-		t.Fatalf("open a pseudo-terminal: %v", err)
-	}
-	screen := vt10x.New(vt10x.WithWriter(pts), vt10x.WithSize(100, 40))
-	raw := &lockedBuffer{}
-	c, err := expect.NewConsole(
-		expect.WithStdin(ptm),
-		expect.WithStdout(screen, raw),
-		expect.WithCloser(ptm, pts),
-		expect.WithDefaultTimeout(5*time.Second),
-	)
-	if err != nil {
-		t.Fatalf("console: %v", err)
-	}
-	// The size survey reads (to count wrapped lines) matches the screen's.
-	if err := pseudotty.Setsize(c.Tty(), &pseudotty.Winsize{Cols: 100, Rows: 40}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &terminal{t: t, c: c, term: screen, raw: raw}
-}
-
-// expect waits for s in the output.
-func (tm *terminal) expect(s string) {
-	tm.t.Helper()
-	if out, err := tm.c.ExpectString(s); err != nil {
-		tm.t.Errorf("waiting for %q: %v; output so far:\n%q", s, err, out)
-	}
-}
-
-func (tm *terminal) send(keys ...string) {
-	tm.t.Helper()
-	for _, k := range keys {
-		if _, err := tm.c.Send(k); err != nil {
-			tm.t.Errorf("send %q: %v", k, err)
-		}
-		// Separate reads, as separate key presses are.
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // ask runs fe.Ask on the terminal while script plays the person; it returns
 // when both are done.
-func (tm *terminal) ask(ctx context.Context, fe *tty.FrontEnd, q prompt.Question, script func()) (prompt.Answer, error) {
-	tm.t.Helper()
-	done, asked := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		script()
-		// Keep reading until Ask returns, so the screen answers the
-		// cursor queries that follow the last key, and take in the
-		// last drawing.
-		for {
-			_, _ = tm.c.Expect(expect.String("\x00never\x00"), expect.WithTimeout(30*time.Millisecond))
-			select {
-			case <-asked:
-				_, _ = tm.c.Expect(expect.String("\x00never\x00"), expect.WithTimeout(30*time.Millisecond))
-				return
-			default:
-			}
-		}
-	}()
-	ans, err := fe.Ask(ctx, q)
-	close(asked)
-	<-done
+func ask(ctx context.Context, tm *ptytest.Terminal, fe *tty.FrontEnd, q prompt.Question, script func()) (ans prompt.Answer, err error) {
+	tm.Drive(script, func() { ans, err = fe.Ask(ctx, q) })
 	return ans, err
 }
 
-// screen is what the terminal shows, without trailing blanks.
-func (tm *terminal) screen() string {
-	lines := strings.Split(tm.term.String(), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
-	}
-	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
-}
-
-func askOn(t *testing.T, q prompt.Question, script func(tm *terminal)) (prompt.Answer, error, *terminal) {
+func askOn(t *testing.T, q prompt.Question, script func(tm *ptytest.Terminal)) (prompt.Answer, error, *ptytest.Terminal) {
 	t.Helper()
-	tm := newTerminal(t)
-	fe := tty.New(tm.c.Tty(), tm.c.Tty())
-	ans, err := tm.ask(context.Background(), fe, q, func() { script(tm) })
+	tm := ptytest.New(t)
+	fe := tty.New(tm.Tty(), tm.Tty())
+	ans, err := ask(context.Background(), tm, fe, q, func() { script(tm) })
 	return ans, err, tm
 }
 
@@ -190,13 +74,13 @@ var envQuestion = prompt.Question{
 }
 
 func TestSelectWithArrows(t *testing.T) {
-	ans, err, tm := askOn(t, envQuestion, func(tm *terminal) {
-		tm.expect("Production")
-		tm.send(keyDown, keyDown, keyUp, keyEnter)
-		tm.expect("Staging")
+	ans, err, tm := askOn(t, envQuestion, func(tm *ptytest.Terminal) {
+		tm.Expect("Production")
+		tm.Send(ptytest.KeyDown, ptytest.KeyDown, ptytest.KeyUp, ptytest.KeyEnter)
+		tm.Expect("Staging")
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"staging"`, "")
-	screen := tm.screen()
+	screen := tm.Screen()
 	for _, want := range []string{"Deploy", "Which environment?", "Staging"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("screen lacks %q:\n%s", want, screen)
@@ -206,16 +90,16 @@ func TestSelectWithArrows(t *testing.T) {
 }
 
 func TestSelectShowsMessageHintDescriptions(t *testing.T) {
-	askOn(t, envQuestion, func(tm *terminal) {
-		tm.expect("Production")
+	askOn(t, envQuestion, func(tm *ptytest.Terminal) {
+		tm.Expect("Production")
 		time.Sleep(50 * time.Millisecond)
-		screen := tm.screen()
+		screen := tm.Screen()
 		for _, want := range []string{"? Deploy", "  Which environment? (Esc to dismiss)", "  pick one", "Development - the dev cluster"} {
 			if !strings.Contains(screen, want) {
 				t.Errorf("screen lacks %q:\n%s", want, screen)
 			}
 		}
-		tm.send(keyEnter)
+		tm.Send(ptytest.KeyEnter)
 	})
 }
 
@@ -226,20 +110,20 @@ func TestModelTextIsEscaped(t *testing.T) {
 		Header:  "rm\r",
 		Options: []prompt.Option{{ID: "yes", Label: "yes\x1b[31m", Description: "really\x07"}, {ID: "no", Label: "no"}},
 	}
-	_, _, tm := askOn(t, q, func(tm *terminal) {
-		tm.expect("(Esc to dismiss)")
-		tm.send(keyDown, keyEnter)
-		tm.expect("no")
+	_, _, tm := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("(Esc to dismiss)")
+		tm.Send(ptytest.KeyDown, ptytest.KeyEnter)
+		tm.Expect("no")
 	})
-	raw := tm.raw.String()
+	raw := tm.Raw()
 	for _, bad := range []string{"\x1b[2J", "\u202e", "\x1b[31m", "\x07", "rm\r"} {
 		if strings.Contains(raw, bad) {
 			t.Errorf("output carries model text %q unescaped", bad)
 		}
 	}
 	for _, want := range []string{`Delete \x1b[2Jall\u202e files?`, `[rm\x0d]`} {
-		if !strings.Contains(tm.screen(), want) {
-			t.Errorf("screen lacks %q:\n%s", want, tm.screen())
+		if !strings.Contains(tm.Screen(), want) {
+			t.Errorf("screen lacks %q:\n%s", want, tm.Screen())
 		}
 	}
 }
@@ -247,18 +131,18 @@ func TestModelTextIsEscaped(t *testing.T) {
 func TestSelectDefaultAndConsent(t *testing.T) {
 	q := envQuestion
 	q.Default = json.RawMessage(`"prod"`)
-	ans, err, _ := askOn(t, q, func(tm *terminal) {
-		tm.expect("Production")
-		tm.send(keyEnter)
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("Production")
+		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"prod"`, "")
 
 	// A consent question's default (written by the model) is not
 	// preselected.
 	q.Consent = true
-	ans, err, _ = askOn(t, q, func(tm *terminal) {
-		tm.expect("Production")
-		tm.send(keyEnter)
+	ans, err, _ = askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("Production")
+		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"dev"`, "")
 }
@@ -271,9 +155,9 @@ func TestApprovalPreselectsNo(t *testing.T) {
 		Options: []prompt.Option{{ID: "once", Label: "Yes, once"}, {ID: "session", Label: "Yes, for this session"}, {ID: "no", Label: "No"}},
 		Default: json.RawMessage(`"no"`), Consent: true, SafeDefault: true, NoStop: true,
 	}
-	ans, err, _ := askOn(t, q, func(tm *terminal) {
-		tm.expect("for this session")
-		tm.send(keyEnter)
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("for this session")
+		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"no"`, "")
 }
@@ -286,9 +170,9 @@ func TestModelBooleanDefaultNotPreselected(t *testing.T) {
 		t.Fatal(err)
 	}
 	q.Message = "Deploy to production?"
-	ans, err, _ := askOn(t, q, func(tm *terminal) {
-		tm.expect("(y/N)")
-		tm.send(keyEnter)
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("(y/N)")
+		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `false`, "")
 }
@@ -298,29 +182,29 @@ func TestMultiSelectWithSpace(t *testing.T) {
 		Kind: prompt.KindChoice, Multiple: true, Message: "Which checks?",
 		Options: []prompt.Option{{ID: "lint", Label: "Lint"}, {ID: "test", Label: "Test"}, {ID: "vet", Label: "Vet"}},
 	}
-	ans, err, _ := askOn(t, q, func(tm *terminal) {
-		tm.expect("Vet")
-		tm.send(" ", keyDown, keyDown, " ", keyEnter)
-		tm.expect("Lint, Vet")
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("Vet")
+		tm.Send(" ", ptytest.KeyDown, ptytest.KeyDown, " ", ptytest.KeyEnter)
+		tm.Expect("Lint, Vet")
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `["lint","vet"]`, "")
 }
 
 func TestTextInput(t *testing.T) {
 	q := prompt.Question{Kind: prompt.KindText, Message: "Branch name?"}
-	ans, err, _ := askOn(t, q, func(tm *terminal) {
-		tm.expect("(Esc to dismiss)")
-		tm.send("feature/x", keyEnter)
-		tm.expect("feature/x")
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("(Esc to dismiss)")
+		tm.Send("feature/x", ptytest.KeyEnter)
+		tm.Expect("feature/x")
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"feature/x"`, "")
 }
 
 func TestTextDefault(t *testing.T) {
 	q := prompt.Question{Kind: prompt.KindText, Message: "Branch?", Default: json.RawMessage(`"main"`)}
-	ans, err, _ := askOn(t, q, func(tm *terminal) {
-		tm.expect("(main)")
-		tm.send(keyEnter)
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("(main)")
+		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"main"`, "")
 }
@@ -331,18 +215,18 @@ func TestNumberInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	q.Message = "How many replicas?"
-	ans, err, tm := askOn(t, q, func(tm *terminal) {
-		tm.expect("(Esc to dismiss)")
-		tm.send("many", keyEnter)
-		tm.expect("Sorry, your reply was invalid")
-		tm.expect("expected a number")
-		tm.send("42", keyEnter)
-		tm.expect("Sorry, your reply was invalid")
-		tm.send("3", keyEnter)
-		tm.expect("3")
+	ans, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("(Esc to dismiss)")
+		tm.Send("many", ptytest.KeyEnter)
+		tm.Expect("Sorry, your reply was invalid")
+		tm.Expect("expected a number")
+		tm.Send("42", ptytest.KeyEnter)
+		tm.Expect("Sorry, your reply was invalid")
+		tm.Send("3", ptytest.KeyEnter)
+		tm.Expect("3")
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `3`, "")
-	t.Logf("screen:\n%s", tm.screen())
+	t.Logf("screen:\n%s", tm.Screen())
 }
 
 func TestJSONInput(t *testing.T) {
@@ -351,54 +235,54 @@ func TestJSONInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	q.Message = "Ports?"
-	ans, err, _ := askOn(t, q, func(tm *terminal) {
-		tm.expect("(JSON)")
-		tm.send("[80, 443]", keyEnter)
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("(JSON)")
+		tm.Send("[80, 443]", ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `[80,443]`, "")
 }
 
 func TestPasswordIsNotEchoed(t *testing.T) {
 	q := prompt.Question{Kind: prompt.KindText, Secret: true, Message: "API token?"}
-	ans, err, tm := askOn(t, q, func(tm *terminal) {
-		tm.expect("(Esc to dismiss)")
-		tm.send("hunter2", keyEnter)
+	ans, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("(Esc to dismiss)")
+		tm.Send("hunter2", ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"hunter2"`, "")
-	if strings.Contains(tm.raw.String(), "hunter") || strings.Contains(tm.screen(), "hunter") {
-		t.Errorf("the secret was drawn:\n%s", tm.screen())
+	if strings.Contains(tm.Raw(), "hunter") || strings.Contains(tm.Screen(), "hunter") {
+		t.Errorf("the secret was drawn:\n%s", tm.Screen())
 	}
-	if !strings.Contains(tm.screen(), "*******") {
-		t.Errorf("no mask drawn:\n%s", tm.screen())
+	if !strings.Contains(tm.Screen(), "*******") {
+		t.Errorf("no mask drawn:\n%s", tm.Screen())
 	}
 }
 
 func TestConfirm(t *testing.T) {
 	q := prompt.Question{Kind: prompt.KindConfirm, Message: "Proceed?"}
-	ans, err, _ := askOn(t, q, func(tm *terminal) {
-		tm.expect("(y/N)")
-		tm.send("y", keyEnter)
-		tm.expect("Yes")
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("(y/N)")
+		tm.Send("y", ptytest.KeyEnter)
+		tm.Expect("Yes")
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `true`, "")
 }
 
 func TestConfirmDefault(t *testing.T) {
 	q := prompt.Question{Kind: prompt.KindConfirm, Message: "Deploy?", Default: json.RawMessage(`true`)}
-	ans, err, _ := askOn(t, q, func(tm *terminal) {
-		tm.expect("(Y/n)")
-		tm.send(keyEnter)
-		tm.expect("Yes")
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("(Y/n)")
+		tm.Send(ptytest.KeyEnter)
+		tm.Expect("Yes")
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `true`, "")
 
 	// On a consent question the model wrote the default: Enter alone
 	// means no.
 	q.Consent = true
-	ans, err, _ = askOn(t, q, func(tm *terminal) {
-		tm.expect("(y/N)")
-		tm.send(keyEnter)
-		tm.expect("No")
+	ans, err, _ = askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("(y/N)")
+		tm.Send(ptytest.KeyEnter)
+		tm.Expect("No")
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `false`, "")
 }
@@ -411,34 +295,34 @@ func TestForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	q.Message = "Describe the release"
-	ans, err, tm := askOn(t, q, func(tm *terminal) {
-		tm.expect("Service name")
-		tm.send("web", keyEnter)
-		tm.expect("1 to 5")
-		tm.send("9", keyEnter)
-		tm.expect("Sorry, your reply was invalid")
-		tm.send("2", keyEnter)
-		tm.expect("(optional)")
-		tm.send(keyEnter)
+	ans, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("Service name")
+		tm.Send("web", ptytest.KeyEnter)
+		tm.Expect("1 to 5")
+		tm.Send("9", ptytest.KeyEnter)
+		tm.Expect("Sorry, your reply was invalid")
+		tm.Send("2", ptytest.KeyEnter)
+		tm.Expect("(optional)")
+		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `{"name":"web","replicas":2}`, "")
 	if string(ans.Content) != `{"name":"web","replicas":2}` {
 		t.Errorf("fields out of order: %s", ans.Content)
 	}
-	t.Logf("screen:\n%s", tm.screen())
+	t.Logf("screen:\n%s", tm.Screen())
 }
 
 func TestCustomOptionGivesFreeText(t *testing.T) {
 	q := envQuestion
 	q.Custom = true
-	ans, err, _ := askOn(t, q, func(tm *terminal) {
-		tm.expect("Type your own answer")
-		tm.send(keyUp, keyEnter)
-		tm.expect("Your answer:")
-		tm.send(keyEnter)
-		tm.expect("type an answer")
-		tm.send("the blue one", keyEnter)
-		tm.expect("the blue one")
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("Type your own answer")
+		tm.Send(ptytest.KeyUp, ptytest.KeyEnter)
+		tm.Expect("Your answer:")
+		tm.Send(ptytest.KeyEnter)
+		tm.Expect("type an answer")
+		tm.Send("the blue one", ptytest.KeyEnter)
+		tm.Expect("the blue one")
 	})
 	wantAnswer(t, ans, err, prompt.Accept, "", "the blue one")
 }
@@ -452,13 +336,13 @@ func TestEscDismisses(t *testing.T) {
 		"confirm":  {Kind: prompt.KindConfirm, Message: "Sure?"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ans, err, tm := askOn(t, q, func(tm *terminal) {
-				tm.expect("(Esc to dismiss)")
-				tm.send(keyEsc)
-				tm.expect("(dismissed)")
+			ans, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
+				tm.Expect("(Esc to dismiss)")
+				tm.Send(ptytest.KeyEsc)
+				tm.Expect("(dismissed)")
 			})
 			wantAnswer(t, ans, err, prompt.Cancel, "", "")
-			t.Logf("screen:\n%s", tm.screen())
+			t.Logf("screen:\n%s", tm.Screen())
 		})
 	}
 }
@@ -466,10 +350,10 @@ func TestEscDismisses(t *testing.T) {
 func TestCtrlDDismissesAndNeverSubmits(t *testing.T) {
 	for _, q := range []prompt.Question{envQuestion, {Kind: prompt.KindText, Message: "Name?"}} {
 		t.Run(string(q.Kind), func(t *testing.T) {
-			ans, err, _ := askOn(t, q, func(tm *terminal) {
-				tm.expect("(Esc to dismiss)")
-				tm.send(keyCtrlD)
-				tm.expect("(dismissed)")
+			ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+				tm.Expect("(Esc to dismiss)")
+				tm.Send(ptytest.KeyCtrlD)
+				tm.Expect("(dismissed)")
 			})
 			wantAnswer(t, ans, err, prompt.Cancel, "", "")
 		})
@@ -482,15 +366,15 @@ func TestCtrlCInterrupts(t *testing.T) {
 		"text":   {Kind: prompt.KindText, Message: "Name?"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err, tm := askOn(t, q, func(tm *terminal) {
-				tm.expect("(Esc to dismiss)")
-				tm.send(keyCtrlC)
-				tm.expect("(interrupted)")
+			_, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
+				tm.Expect("(Esc to dismiss)")
+				tm.Send(ptytest.KeyCtrlC)
+				tm.Expect("(interrupted)")
 			})
 			if !errors.Is(err, prompt.ErrInterrupted) {
 				t.Fatalf("err = %v, want ErrInterrupted", err)
 			}
-			t.Logf("screen:\n%s", tm.screen())
+			t.Logf("screen:\n%s", tm.Screen())
 		})
 	}
 }
@@ -502,50 +386,35 @@ func TestTimeoutCollapsesPrompt(t *testing.T) {
 		"confirm": {Kind: prompt.KindConfirm, Message: "Sure?"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			tm := newTerminal(t)
-			fe := tty.New(tm.c.Tty(), tm.c.Tty())
+			tm := ptytest.New(t)
+			fe := tty.New(tm.Tty(), tm.Tty())
 			ctx, cancel := context.WithTimeoutCause(context.Background(), 300*time.Millisecond, errTestTimeout)
 			defer cancel()
-			_, err := tm.ask(ctx, fe, q, func() {
-				tm.expect("(Esc to dismiss)")
-				tm.expect("(no answer)")
+			_, err := ask(ctx, tm, fe, q, func() {
+				tm.Expect("(Esc to dismiss)")
+				tm.Expect("(no answer)")
 			})
 			if !errors.Is(err, errTestTimeout) {
 				t.Fatalf("err = %v", err)
 			}
-			t.Logf("screen:\n%s", tm.screen())
+			t.Logf("screen:\n%s", tm.Screen())
 		})
 	}
-}
-
-// termState reads the terminal's modes through a descriptor of its own.
-func termState(t *testing.T, tm *terminal) *term.State {
-	t.Helper()
-	f, err := os.OpenFile(tm.c.Tty().Name(), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := term.GetState(int(f.Fd()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
 }
 
 var errTestTimeout = errors.New("test prompt timeout")
 
 func TestTimeoutEndsPromptAndNextPromptGetsKeys(t *testing.T) {
-	tm := newTerminal(t)
-	fe := tty.New(tm.c.Tty(), tm.c.Tty())
-	before := termState(t, tm)
+	tm := ptytest.New(t)
+	fe := tty.New(tm.Tty(), tm.Tty())
+	before := tm.Modes()
 
 	ctx, cancel := context.WithTimeoutCause(context.Background(), 500*time.Millisecond, errTestTimeout)
 	defer cancel()
 	start := time.Now()
-	_, err := tm.ask(ctx, fe, envQuestion, func() {
-		tm.expect("Production")
-		tm.expect("(no answer)")
+	_, err := ask(ctx, tm, fe, envQuestion, func() {
+		tm.Expect("Production")
+		tm.Expect("(no answer)")
 	})
 	if !errors.Is(err, errTestTimeout) {
 		t.Fatalf("err = %v, want the context's cause", err)
@@ -553,28 +422,28 @@ func TestTimeoutEndsPromptAndNextPromptGetsKeys(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("the prompt took %v to end", d)
 	}
-	if after := termState(t, tm); !reflect.DeepEqual(before, after) {
+	if after := tm.Modes(); !reflect.DeepEqual(before, after) {
 		t.Errorf("terminal modes not restored after the timeout")
 	}
 
 	// The reader left blocked by the first prompt hands its keys to the
 	// next one; keys pressed while no question is shown are dropped.
-	tm.send(keyEnter)
+	tm.Send(ptytest.KeyEnter)
 	time.Sleep(100 * time.Millisecond)
-	ans, err := tm.ask(context.Background(), fe, envQuestion, func() {
-		tm.expect("Production")
-		tm.send(keyDown, keyEnter)
-		tm.expect("Staging")
+	ans, err := ask(context.Background(), tm, fe, envQuestion, func() {
+		tm.Expect("Production")
+		tm.Send(ptytest.KeyDown, ptytest.KeyEnter)
+		tm.Expect("Staging")
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"staging"`, "")
-	if after := termState(t, tm); !reflect.DeepEqual(before, after) {
+	if after := tm.Modes(); !reflect.DeepEqual(before, after) {
 		t.Errorf("terminal modes not restored after an answer")
 	}
 }
 
 func TestCancelledContextAsksNothing(t *testing.T) {
-	tm := newTerminal(t)
-	fe := tty.New(tm.c.Tty(), tm.c.Tty())
+	tm := ptytest.New(t)
+	fe := tty.New(tm.Tty(), tm.Tty())
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errTestTimeout)
 	if _, err := fe.Ask(ctx, envQuestion); !errors.Is(err, errTestTimeout) {
@@ -587,24 +456,24 @@ func TestMultiSelectWithCustom(t *testing.T) {
 		Kind: prompt.KindChoice, Multiple: true, Custom: true, Message: "Which colours?",
 		Options: []prompt.Option{{ID: "r", Label: "Red"}, {ID: "g", Label: "Green"}},
 	}
-	ans, err, _ := askOn(t, q, func(tm *terminal) {
-		tm.expect("Type your own answer")
-		tm.send(" ", keyUp, " ", keyEnter)
-		tm.expect("Your answer:")
-		tm.send("teal", keyEnter)
-		tm.expect("teal")
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect("Type your own answer")
+		tm.Send(" ", ptytest.KeyUp, " ", ptytest.KeyEnter)
+		tm.Expect("Your answer:")
+		tm.Send("teal", ptytest.KeyEnter)
+		tm.Expect("teal")
 	})
 	wantAnswer(t, ans, err, prompt.Accept, "", "Red, teal")
 }
 
 func TestEscapedDefaultAnswersRaw(t *testing.T) {
 	q := prompt.Question{Kind: prompt.KindText, Message: "Colour?", Default: json.RawMessage(`"red\u001b[0m"`)}
-	ans, err, tm := askOn(t, q, func(tm *terminal) {
-		tm.expect(`(red\x1b[0m)`)
-		tm.send(keyEnter)
+	ans, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.Expect(`(red\x1b[0m)`)
+		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"red\u001b[0m"`, "")
-	if strings.Contains(tm.raw.String(), "red\x1b[0m") {
+	if strings.Contains(tm.Raw(), "red\x1b[0m") {
 		t.Errorf("the default was drawn unescaped")
 	}
 }
