@@ -54,7 +54,9 @@ func TestTTYRemoteUserChoice(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := startTTY(t, false, "exec", "--prompt", "tty", agent)
-			r.mustExpect("No")
+			if !r.ExpectSettled("No") {
+				t.FailNow()
+			}
 			r.Send(tt.keys...)
 			if code := r.wait(); code != 0 {
 				t.Fatalf("exit %d; stdout %q; screen:\n%s", code, r.stdout.String(), r.Screen())

@@ -231,7 +231,11 @@ func TestTTYAskConfirm(t *testing.T) {
 
 func TestTTYAskEscDismissesExit3(t *testing.T) {
 	r := startTTY(t, true, "ask", "Deploy to production?", "--confirm", "--prompt", "tty")
-	r.mustExpect("(y/N)")
+	// A lone Esc must reach the prompt once it reads keys, not the
+	// terminal's line buffer while survey is still drawing.
+	if !r.ExpectSettled("(y/N)") {
+		t.FailNow()
+	}
 	r.Send(ptytest.KeyEsc)
 	if code := r.wait(); code != 3 {
 		t.Fatalf("exit %d, want 3; screen:\n%s", code, r.Screen())
