@@ -216,3 +216,32 @@ func TestAuditResumeAfterSignal(t *testing.T) {
 		})
 	}
 }
+
+// hitl ask --default: the default is offered on the terminal, so Enter
+// takes it (issue 4: hitl ask flags).
+func TestAuditAskDefaultOnTTY(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		wait string
+		out  string
+		code int
+	}{
+		{"number", []string{"--schema", `{"type":"integer","minimum":1}`, "--default", "8080"}, "(Esc to dismiss)", "8080\n", 0},
+		{"choice", []string{"--choice", "staging", "--choice", "production", "--default", "production"}, "production", "production\n", 0},
+		{"confirm yes", []string{"--confirm", "--default", "true"}, "(Y/n)", "true\n", 0},
+		{"confirm no", []string{"--confirm", "--default", "false"}, "(y/N)", "false\n", 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := startTTY(t, false, append([]string{"ask", "Which?"}, tt.args...)...)
+			r.expect(tt.wait)
+			r.send(ttyEnter)
+			if code := r.wait(); code != tt.code {
+				t.Fatalf("exit %d, want %d; screen:\n%s", code, tt.code, r.screenText())
+			}
+			if got := r.stdout.String(); got != tt.out {
+				t.Errorf("stdout %q, want %q; screen:\n%s", got, tt.out, r.screenText())
+			}
+		})
+	}
+}
