@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -33,6 +35,9 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("the schema is not valid JSON: %v", err)
+	}
+	if err := checkNumbers(doc, ""); err != nil {
+		return nil, fmt.Errorf("the schema does not compile: %w", err)
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -60,6 +65,9 @@ func (s *Schema) Validate(data []byte) error {
 
 // ValidateValue checks a decoded value (as jsonschema.UnmarshalJSON gives).
 func (s *Schema) ValidateValue(v any) error {
+	if err := checkNumbers(v, ""); err != nil {
+		return err
+	}
 	err := s.s.Validate(v)
 	if err == nil {
 		return nil
@@ -69,6 +77,58 @@ func (s *Schema) ValidateValue(v any) error {
 		return errors.New(describe(ve))
 	}
 	return err
+}
+
+// maxExponent bounds the decimal exponent of a number: the validator does
+// exact arithmetic (big.Rat), which fails on 1E10000000 (and then crashes
+// inside the library) and grows slow long before that. No answer or tool
+// argument needs more.
+const maxExponent = 10000
+
+// checkNumbers rejects numbers out of the range the validator can handle
+// exactly, wherever they are in v (as jsonschema.UnmarshalJSON decodes it).
+func checkNumbers(v any, where string) error {
+	switch v := v.(type) {
+	case json.Number:
+		if !numberInRange(string(v)) {
+			at := ""
+			if where != "" {
+				at = "at " + where + ": "
+			}
+			return fmt.Errorf("%snumber %.40s is out of range (exponents are limited to ±%d)", at, string(v), maxExponent)
+		}
+	case map[string]any:
+		for k, e := range v {
+			if err := checkNumbers(e, where+"/"+k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if err := checkNumbers(e, where+"/"+strconv.Itoa(i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// numberInRange says whether a JSON number has at most maxExponent digits
+// and an exponent within ±maxExponent, and parses exactly.
+func numberInRange(s string) bool {
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil { // beyond an int: far out of range
+			return false
+		}
+		mant, exp = s[:i], e
+	}
+	if exp < -maxExponent || exp > maxExponent || len(mant) > maxExponent {
+		return false
+	}
+	_, ok := new(big.Rat).SetString(s)
+	return ok
 }
 
 // describe flattens a validation error into one line naming each failing

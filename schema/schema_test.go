@@ -42,3 +42,45 @@ func TestCompileErrors(t *testing.T) {
 		}
 	}
 }
+
+// Numbers too large or too small for exact arithmetic (the validator's
+// big.Rat gives up on them and would crash) are an error, never a panic:
+// an answer line, a model's tool arguments or a model's schema.
+func TestOutOfRangeNumbers(t *testing.T) {
+	values := []struct{ schema, value string }{
+		{`{"type":"number","maximum":10}`, `1E10000000`},
+		{`{"type":"number","minimum":1}`, `-1e-10000000`},
+		{`{"type":"object","properties":{"n":{"type":"number","multipleOf":2}}}`, `{"n":1E400000000}`},
+		{`{"type":"array","uniqueItems":true}`, `[1E10000000, 2]`},
+		{`{"type":"number","maximum":10}`, `1E20000`},
+	}
+	for _, v := range values {
+		s, err := Compile([]byte(v.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Validate([]byte(v.value))
+		if err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("Validate(%s) against %s: %v, want an out of range error", v.value, v.schema, err)
+		}
+	}
+	// Ordinary large and small numbers still validate.
+	s, err := Compile([]byte(`{"type":"number","maximum":1e300}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate([]byte(`1e299`)); err != nil {
+		t.Errorf("1e299: %v", err)
+	}
+	if err := s.Validate([]byte(`-2.5e-300`)); err != nil {
+		t.Errorf("-2.5e-300: %v", err)
+	}
+	for _, raw := range []string{
+		`{"$schema":"http://json-schema.org/draft-04/schema#","enum":[1E10000000,1]}`,
+		`{"type":"number","maximum":1E10000000}`,
+	} {
+		if _, err := Compile([]byte(raw)); err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("Compile(%s): %v, want an out of range error", raw, err)
+		}
+	}
+}
