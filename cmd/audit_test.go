@@ -5,6 +5,7 @@ package cmd_test
 import (
 	"bytes"
 	"errors"
+	"github.com/hitl-dev/hitl/internal/ptytest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,13 +235,13 @@ func TestAuditAskDefaultOnTTY(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := startTTY(t, false, append([]string{"ask", "Which?"}, tt.args...)...)
-			r.expect(tt.wait)
-			r.send(ttyEnter)
+			r.mustExpect(tt.wait)
+			r.Send(ptytest.KeyEnter)
 			if code := r.wait(); code != tt.code {
-				t.Fatalf("exit %d, want %d; screen:\n%s", code, tt.code, r.screenText())
+				t.Fatalf("exit %d, want %d; screen:\n%s", code, tt.code, r.Screen())
 			}
 			if got := r.stdout.String(); got != tt.out {
-				t.Errorf("stdout %q, want %q; screen:\n%s", got, tt.out, r.screenText())
+				t.Errorf("stdout %q, want %q; screen:\n%s", got, tt.out, r.Screen())
 			}
 		})
 	}
