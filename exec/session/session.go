@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
@@ -120,16 +119,6 @@ func Create(path string, h Header) (*Journal, error) {
 	h.Version = Version
 	j.write(record{Kind: "header", Header: &h})
 	return j, j.err
-}
-
-func lock(f *os.File) error {
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return fmt.Errorf("%s: %w", f.Name(), ErrInUse)
-		}
-		return fmt.Errorf("lock %s: %w", f.Name(), err)
-	}
-	return nil
 }
 
 // Path is the journal's file.

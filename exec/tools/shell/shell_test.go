@@ -397,37 +397,3 @@ func TestCancelledBeforeStart(t *testing.T) {
 		t.Errorf("err %v, want context.Canceled", err)
 	}
 }
-
-func TestKillAllEndsRunningCommands(t *testing.T) {
-	// The command ignores SIGTERM, so only KillAll's SIGKILL ends it
-	// before its 30 s timeout and 60 s grace.
-	tool := New(Options{Yolo: true, Grace: time.Minute})
-	done := make(chan exec.Result, 1)
-	go func() {
-		res, _ := call(t, tool, map[string]any{"cmd": "trap '' TERM; echo started; sleep 30"})
-		done <- res
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		running.Lock()
-		n := len(running.pgids)
-		running.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the command never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // let the shell set its trap
-	KillAll()
-	select {
-	case res := <-done:
-		if !strings.Contains(res.Text, "SIGKILL") {
-			t.Errorf("result %q, want it killed by SIGKILL", res.Text)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("KillAll did not end the command")
-	}
-}
