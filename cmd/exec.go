@@ -77,7 +77,7 @@ func addRunFlags(c *cobra.Command, opts *ExecOptions, isExec bool) {
 	}
 	f.BoolVar(&opts.JSON, "json", false, "write JSONL events to stdout")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr")
-	f.IntVar(&opts.MaxIterations, "max-iterations", 0, "model turns before the run stops with an error (default from the agent file, else 50)")
+	f.IntVar(&opts.MaxIterations, "max-iterations", 0, "`N` model turns before the run stops with an error (default from the agent file, else 50)")
 	f.StringVar(&opts.WorkingDir, "working-dir", "", "`DIR` where shell commands run (default the current directory)")
 	f.BoolVar(&opts.Yolo, "yolo", false, "approve every shell command without asking (deny and ask rules still apply)")
 	opts.PromptOptions.addFlags(f, true)

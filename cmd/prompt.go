@@ -20,12 +20,12 @@ type PromptOptions struct {
 }
 
 func (o *PromptOptions) addFlags(f *pflag.FlagSet, withUnanswered bool) {
-	f.StringVar(&o.Prompt, "prompt", "", "how questions are asked: auto, tty, jsonl or none (default auto; env HITL_PROMPT)")
+	f.StringVar(&o.Prompt, "prompt", "", "how questions are asked, `MODE`: auto, tty, jsonl or none (default auto; env HITL_PROMPT)")
 	f.StringVar(&o.Answers, "answers", "", "scripted answers `FILE` (YAML or JSONL), consulted before the front end")
 	if withUnanswered {
-		f.StringVar(&o.Unanswered, "unanswered", "stop", "what a question nobody answers becomes: stop, cancel or default")
+		f.StringVar(&o.Unanswered, "unanswered", "stop", "what a question nobody answers becomes, `POLICY`: stop, cancel or default")
 	}
-	f.DurationVar(&o.PromptTimeout, "prompt-timeout", 0, "a question unanswered this long is unanswered (0 = no limit)")
+	f.DurationVar(&o.PromptTimeout, "prompt-timeout", 0, "a question unanswered for `DURATION` (e.g. 5m) is unanswered (0 = no limit)")
 }
 
 // promptMode resolves --prompt: the flag, else HITL_PROMPT, else jsonl when
