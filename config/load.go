@@ -419,16 +419,24 @@ func (l *loader) thinkingBudget(n *yaml.Node) *ThinkingBudget {
 	return &ThinkingBudget{Effort: s}
 }
 
-func (l *loader) script(n *yaml.Node) []ScriptEntry {
-	if !l.want(n, yaml.SequenceNode, "a list of assistant turns") {
+// mappings walks a list of mappings, reporting anything else in it, and
+// returns what item makes of each mapping.
+func mappings[T any](l *loader, n *yaml.Node, list, item string, f func(m *yaml.Node) T) []T {
+	if !l.want(n, yaml.SequenceNode, list) {
 		return nil
 	}
-	entries := []ScriptEntry{}
-	for _, item := range n.Content {
-		e := ScriptEntry{Pos: pos(item)}
-		if !l.want(item, yaml.MappingNode, "a script entry with text and/or tool_calls") {
-			continue
+	out := []T{}
+	for _, m := range n.Content {
+		if l.want(m, yaml.MappingNode, item) {
+			out = append(out, f(m))
 		}
+	}
+	return out
+}
+
+func (l *loader) script(n *yaml.Node) []ScriptEntry {
+	return mappings(l, n, "a list of assistant turns", "a script entry with text and/or tool_calls", func(item *yaml.Node) ScriptEntry {
+		e := ScriptEntry{Pos: pos(item)}
 		l.eachKey(item, "script key", scriptKeys, nil, func(key string, k, v *yaml.Node) {
 			switch key {
 			case "text":
@@ -444,20 +452,12 @@ func (l *loader) script(n *yaml.Node) []ScriptEntry {
 		if e.Text == "" && len(e.ToolCalls) == 0 {
 			l.errorf(item, "script entry has neither text nor tool_calls")
 		}
-		entries = append(entries, e)
-	}
-	return entries
+		return e
+	})
 }
 
 func (l *loader) scriptCalls(n *yaml.Node) []ScriptCall {
-	if !l.want(n, yaml.SequenceNode, "a list of tool calls") {
-		return nil
-	}
-	var calls []ScriptCall
-	for _, item := range n.Content {
-		if !l.want(item, yaml.MappingNode, "a tool call with name and arguments") {
-			continue
-		}
+	return mappings(l, n, "a list of tool calls", "a tool call with name and arguments", func(item *yaml.Node) ScriptCall {
 		c := ScriptCall{Pos: pos(item)}
 		l.eachKey(item, "tool call key", scriptCallKeys, nil, func(key string, k, v *yaml.Node) {
 			switch key {
@@ -477,9 +477,8 @@ func (l *loader) scriptCalls(n *yaml.Node) []ScriptCall {
 		if c.Arguments != nil && c.ArgumentsJSON != "" {
 			l.errorf(item, "tool call has both arguments and arguments_json; use one")
 		}
-		calls = append(calls, c)
-	}
-	return calls
+		return c
+	})
 }
 
 // template reports a script template that does not parse (the script model
@@ -672,14 +671,7 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 }
 
 func (l *loader) remoteTools(n *yaml.Node) []RemoteTool {
-	if !l.want(n, yaml.SequenceNode, "a list of tools with name, description, parameters") {
-		return nil
-	}
-	var out []RemoteTool
-	for _, item := range n.Content {
-		if !l.want(item, yaml.MappingNode, "a tool with name, description, parameters") {
-			continue
-		}
+	return mappings(l, n, "a list of tools with name, description, parameters", "a tool with name, description, parameters", func(item *yaml.Node) RemoteTool {
 		var t RemoteTool
 		l.eachKey(item, "remote tool key", remoteToolKeys, nil, func(key string, k, v *yaml.Node) {
 			switch key {
@@ -694,9 +686,8 @@ func (l *loader) remoteTools(n *yaml.Node) []RemoteTool {
 		if t.Name == "" {
 			l.errorf(item, "remote tool has no name")
 		}
-		out = append(out, t)
-	}
-	return out
+		return t
+	})
 }
 
 // ToolNames returns the names of the tools a toolset gives the model.
