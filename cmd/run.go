@@ -155,7 +155,7 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 	}
 	if spec.loaded != nil {
 		runner.Before = func(ctx context.Context) error {
-			return reaskSecrets(ctx, opts, asker, spec.loaded, exec.PendingCalls(spec.state.Messages))
+			return reaskSecrets(ctx, opts, asker, spec.loaded, spec.state.Messages)
 		}
 	}
 	outcome, runErr := runner.Run(ctx, spec.state)
@@ -206,16 +206,21 @@ func reserveLostSecrets(secrets *prompt.Secrets, msgs []exec.Message) {
 // reaskSecrets asks again, before a resumed run goes on, the secret
 // questions answered before it stopped (a session never keeps their
 // values), so $HITL_SECRET_<n> means in this run what it meant to the
-// model. They are asked under ids s<n>. The pending calls are left out:
-// they run again and ask anew.
-func reaskSecrets(ctx context.Context, opts *ExecOptions, asker *prompt.Asker, loaded *session.Loaded, pending []exec.ToolCall) error {
-	rerun := map[string]bool{}
-	for _, c := range pending {
-		rerun[c.ID] = true
+// model. They are asked under ids s<n>. Only a secret whose placeholder
+// is in its call's result is asked: the model never saw the others (the
+// pending calls run again and ask anew; a call cut off by a second Ctrl-C
+// after its answer left a record whose number may since name another
+// secret).
+func reaskSecrets(ctx context.Context, opts *ExecOptions, asker *prompt.Asker, loaded *session.Loaded, msgs []exec.Message) error {
+	results := map[string]string{}
+	for _, m := range msgs {
+		if m.Role == exec.RoleTool {
+			results[m.ToolCallID] = m.Text
+		}
 	}
 	seen := map[int]bool{}
 	for _, sq := range loaded.Secrets {
-		if seen[sq.N] || rerun[sq.Question.CallID] {
+		if seen[sq.N] || !prompt.HasPlaceholder(results[sq.Question.CallID], sq.N) {
 			continue
 		}
 		seen[sq.N] = true

@@ -80,6 +80,17 @@ func MaxPlaceholder(text string) int {
 	return n
 }
 
+// HasPlaceholder reports whether text holds the placeholder of secret
+// number n ($HITL_SECRET_1 is not in $HITL_SECRET_12).
+func HasPlaceholder(text string, n int) bool {
+	for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
+		if k, err := strconv.Atoi(m[1]); err == nil && k == n {
+			return true
+		}
+	}
+	return false
+}
+
 // Env returns HITL_SECRET_<n>=value for each secret, for shell commands.
 func (s *Secrets) Env() []string {
 	s.mu.Lock()
