@@ -226,7 +226,13 @@ func reaskSecrets(ctx context.Context, opts *ExecOptions, asker *prompt.Asker, l
 		seen[sq.N] = true
 		q := sq.Question
 		q.ID, q.SecretSlot, q.Index, q.Count = fmt.Sprintf("s%d", sq.N), sq.N, 0, 1
-		q.Hint = fmt.Sprintf("asked again after the resume: secret answers are never kept in a session (this is HITL_SECRET_%d)", sq.N)
+		again := fmt.Sprintf("asked again after the resume: secret answers are never kept in a session (this is HITL_SECRET_%d)", sq.N)
+		if q.Hint == "" {
+			q.Hint = again
+		} else {
+			// the schema's description may be all that says which secret
+			q.Hint += " (" + again + ")"
+		}
 		ans, err := asker.Ask(ctx, q)
 		if err != nil {
 			return err
