@@ -50,10 +50,16 @@ func (s *Secrets) setLocked(n int, value string) {
 // afterwards gets a new number and a command written for an old secret
 // never receives a different one.
 func (s *Secrets) Reserve(n int) {
+	if n > maxSecrets {
+		return // text the model controls, not a placeholder hitl gave out
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last = max(s.last, n)
 }
+
+// maxSecrets bounds the placeholder numbers Reserve believes.
+const maxSecrets = 1 << 20
 
 // Placeholder is the name the model sees for secret number n.
 func Placeholder(n int) string { return fmt.Sprintf("$HITL_SECRET_%d", n) }

@@ -58,6 +58,9 @@ func ApprovalQuestion(message string, session bool) prompt.Question {
 		Consent:     true,
 		SafeDefault: true,
 		NoStop:      true,
+		// A command interrupted before its result (Ctrl-C) runs again on
+		// resume only if a person approves it again.
+		NoReplay: true,
 	}
 }
 

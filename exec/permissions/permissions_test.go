@@ -192,3 +192,12 @@ func TestAnalyzeBounded(t *testing.T) {
 		t.Errorf("nested wrappers: %+v", v)
 	}
 }
+
+func TestApprovalQuestionIsNeverReplayed(t *testing.T) {
+	// A session never answers an approval again: a command interrupted
+	// before its result runs again only if a person approves it again.
+	q := ApprovalQuestion("Run this command?", true)
+	if !q.NoReplay || !q.Consent || !q.NoStop || !q.SafeDefault {
+		t.Fatalf("approval question flags: %+v", q)
+	}
+}
