@@ -226,9 +226,3 @@ func sameOrigin(client *http.Client) *http.Client {
 	}
 	return &c
 }
-
-// IsMissingKey reports whether err is (or wraps) a *MissingKeyError.
-func IsMissingKey(err error) bool {
-	var mk *MissingKeyError
-	return errors.As(err, &mk)
-}

@@ -282,8 +282,9 @@ func TestOllama(t *testing.T) {
 	}
 	// token_key set: required and sent.
 	_, err := model.New(&config.Model{Name: "m", Provider: "ollama", Model: "x", TokenKey: "OLLAMA_KEY"}, fastOpts(env(nil)))
-	if !model.IsMissingKey(err) {
-		t.Errorf("err = %v", err)
+	var missing *model.MissingKeyError
+	if !errors.As(err, &missing) || missing.Var != "OLLAMA_KEY" {
+		t.Errorf("err = %v, want a missing OLLAMA_KEY", err)
 	}
 	m, err = model.New(&config.Model{Name: "m", Provider: "ollama", Model: "x", BaseURL: srv.URL, TokenKey: "OLLAMA_KEY"}, fastOpts(env(map[string]string{"OLLAMA_KEY": "ok-key"})))
 	if err != nil {

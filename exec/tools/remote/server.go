@@ -131,16 +131,6 @@ func (s *Server) unregister(p *pending) {
 	}
 }
 
-// finish ends p with o unless it ended already.
-func (s *Server) finish(p *pending, o outcome) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pending[p.id] == p {
-		delete(s.pending, p.id)
-		p.done <- o
-	}
-}
-
 // ServeHTTP takes the callbacks: tool_result and user_choice.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
