@@ -117,18 +117,12 @@ func (s *humanSink) progress(format string, args ...any) {
 }
 
 func shorten(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
+	short, cut := termtext.Shorten(strings.TrimSpace(s), n)
+	if cut == 0 {
+		return short
 	}
-	cut := n
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
+	return fmt.Sprintf("%s (%d more bytes)", short, cut)
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // question prints a question for a CI log or a person answering on stdin.
 func (s *humanSink) question(q *prompt.Question) {

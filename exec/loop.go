@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/schema"
+	"github.com/hitl-dev/hitl/termtext"
 )
 
 // DefaultMaxIterations bounds the model turns of a run when neither the agent
@@ -187,7 +188,8 @@ func (r *Runner) call(ctx context.Context, call ToolCall) (Result, error) {
 		call.Arguments = args
 	}
 	if !json.Valid(args) {
-		return Result{IsError: true, Text: fmt.Sprintf("the arguments of %s are not valid JSON: %s", call.Name, shorten(string(args), 200))}, nil
+		shown, _ := termtext.Shorten(string(args), 200)
+		return Result{IsError: true, Text: fmt.Sprintf("the arguments of %s are not valid JSON: %s", call.Name, shown)}, nil
 	}
 	if s := r.schemas[call.Name]; s != nil {
 		if err := s.Validate(args); err != nil {
@@ -257,11 +259,4 @@ func (r *Runner) emit(e Event, typ string) {
 		now = r.Now
 	}
 	r.Sink.Emit(Stamp(e, typ, now()))
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hitl-dev/hitl/schema"
+	"github.com/hitl-dev/hitl/termtext"
 )
 
 // Check validates an answer against its question and returns it in canonical
@@ -235,9 +236,6 @@ func schemaQuote(s string) string {
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
 
 func preview(v json.RawMessage) string {
-	s := string(bytes.TrimSpace(v))
-	if len(s) > 60 {
-		s = s[:60] + "…"
-	}
+	s, _ := termtext.Shorten(string(bytes.TrimSpace(v)), 60)
 	return s
 }

@@ -70,3 +70,16 @@ func unsafe(r rune) bool {
 	}
 	return !unicode.IsGraphic(r)
 }
+
+// Shorten cuts s to at most max bytes, at a character boundary, and marks
+// the cut with "…"; it returns s when it fits, and the number of bytes cut.
+func Shorten(s string, max int) (string, int) {
+	if len(s) <= max {
+		return s, 0
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…", len(s) - cut
+}

@@ -26,3 +26,24 @@ func TestEscape(t *testing.T) {
 		}
 	}
 }
+
+func TestShorten(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+		cut  int
+	}{
+		{"short", 10, "short", 0},
+		{"exactly", 7, "exactly", 0},
+		{"abcdef", 3, "abc…", 3},
+		{"héllo", 2, "h…", 5}, // é is two bytes: never cut in half
+		{"✓✓", 4, "✓…", 3},
+	}
+	for _, tt := range tests {
+		got, cut := Shorten(tt.in, tt.max)
+		if got != tt.want || cut != tt.cut {
+			t.Errorf("Shorten(%q, %d) = %q, %d; want %q, %d", tt.in, tt.max, got, cut, tt.want, tt.cut)
+		}
+	}
+}

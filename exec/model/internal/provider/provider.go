@@ -14,7 +14,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/termtext"
@@ -114,12 +113,8 @@ const maxShown = 2000
 // control characters escaped (a gateway's error page could clear the
 // screen or retitle the window), and bounded.
 func shown(s string) string {
-	if len(s) > maxShown {
-		cut := maxShown
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = fmt.Sprintf("%s… (%d bytes cut)", s[:cut], len(s)-cut)
+	if short, cut := termtext.Shorten(s, maxShown); cut > 0 {
+		s = fmt.Sprintf("%s (%d bytes cut)", short, cut)
 	}
 	return termtext.Line(s)
 }
