@@ -77,7 +77,7 @@ func runAgent(ctx context.Context, opts *ExecOptions, spec *runSpec) (err error)
 		now = cas.Now() // the clock is frozen for add_date
 	}
 	var spin *spinner
-	mopts := model.Options{Getenv: opts.IO.Getenv, Message: spec.message, Cassette: cas, Now: func() time.Time { return now }}
+	mopts := model.Options{Getenv: opts.IO.Getenv, Message: spec.message, Cassette: cas}
 	if useSpinner(opts) {
 		spin = &spinner{w: opts.IO.ErrOut}
 		mopts.OnDelta = spin.Delta

@@ -52,7 +52,6 @@ type Runner struct {
 	VerdictRequired bool
 	Sink            Sink
 	Journal         Journal
-	Now             func() time.Time
 	// Before, when set, runs once before the loop goes on (a resumed run
 	// asks again for the secrets it lost); its error ends the run.
 	Before func(ctx context.Context) error
@@ -254,9 +253,5 @@ func (r *Runner) emit(e Event, typ string) {
 	if r.Sink == nil {
 		return
 	}
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
-	r.Sink.Emit(Stamp(e, typ, now()))
+	r.Sink.Emit(Stamp(e, typ, time.Now()))
 }

@@ -51,8 +51,6 @@ type Options struct {
 	// HTTPClient is shared across turns (keep-alive); nil means a default
 	// shared by every model. Ignored when Cassette is set.
 	HTTPClient *http.Client
-	// Now is the clock (frozen when replaying a cassette).
-	Now func() time.Time
 	// Message is the first user turn (the script model's .Message).
 	Message string
 
