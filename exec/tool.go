@@ -37,3 +37,33 @@ type Outcome struct {
 	Status Status
 	Text   string
 }
+
+// Acting is a tool some of whose calls act on the world (write a file, run
+// a destructive MCP tool, fetch a URL): such a call needs a person's
+// approval unless a permissions rule allows it. The run's gate applies the
+// rules and asks; the tool only says whether a call acts and what a person
+// must see to decide.
+type Acting interface {
+	Tool
+	// Approval reports whether call needs approval (ok) and what to show.
+	// ok false: the call only reads, and runs without asking unless an ask
+	// rule names it. An error is for the model (bad arguments), as an
+	// error result.
+	Approval(ctx context.Context, call ToolCall) (a Approval, ok bool, err error)
+}
+
+// Approval is what a person approves for one acting call.
+type Approval struct {
+	// Args are the call's arguments as permission rules match them
+	// (write_file:path=docs/*, fetch:urls=https://x/*).
+	Args map[string]any
+	// Show is what is approved, as a person reads it: a unified diff, a
+	// URL, an MCP call's arguments. The front end escapes and shortens it.
+	Show string
+	// Server is the MCP server of the tool ("" for built-in tools).
+	Server string
+	// SessionKey, when set, lets a person approve "for this session": a
+	// later call with the same key runs without asking. Empty: only
+	// "once" or "no" are offered.
+	SessionKey string
+}
