@@ -1,12 +1,10 @@
 package prompt
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -129,20 +127,18 @@ func (s *Secrets) Expand(text string) string {
 	})
 }
 
-// Mask replaces every secret value in text by ***, for text that must not
-// carry them (command output shown to the model, logs).
+// Mask hides every secret value in text (DESIGN §5: whole values, their
+// parts of 4 characters or more, short values as whole tokens), for text
+// that must not carry them (command output shown to the model, logs).
 func (s *Secrets) Mask(text string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, v := range s.values {
-		if len(v) >= 4 {
-			text = strings.ReplaceAll(text, v, "***")
-			// also as it appears inside a JSON string (a remote tool's
-			// result echoing its arguments)
-			if q, _ := json.Marshal(v); string(q[1:len(q)-1]) != v {
-				text = strings.ReplaceAll(text, string(q[1:len(q)-1]), "***")
-			}
-		}
+	if len(s.values) == 0 {
+		return text
 	}
-	return text
+	vals := make([]string, 0, len(s.values))
+	for _, v := range s.values {
+		vals = append(vals, v)
+	}
+	return maskValues(text, vals)
 }
