@@ -32,6 +32,7 @@ agents can run unattended but not unsupervised.`,
 		NewCmdAsk(ios, nil),
 		NewCmdResume(ios, nil),
 		NewCmdValidate(ios, nil),
+		NewCmdSessions(ios),
 		NewCmdVersion(ios),
 	)
 	root.AddCommand(newHelpAnswers())
