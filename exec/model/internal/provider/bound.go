@@ -1,0 +1,206 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// Bounds of a model turn (DESIGN §1 principle 10, §8 "A model turn is
+// bounded").
+const (
+	// DefaultMaxTurnBytes bounds the text, thinking and tool calls of one
+	// turn, as the provider accumulates them.
+	DefaultMaxTurnBytes = 16 << 20
+	// EventOverhead is how much larger than the turn bound one event of a
+	// stream (the bytes between two blank lines) may be on the wire: field
+	// names, JSON quoting and escapes. An event past the turn bound plus this
+	// is refused before the SDK decodes it.
+	EventOverhead = 1 << 20
+	// MaxErrorBody bounds the body of an error response (a gateway's error
+	// page, a provider's JSON error), read whole by the SDKs.
+	MaxErrorBody = 1 << 20
+	// callCost is what a tool call counts toward the turn bound besides its
+	// name and arguments: the bookkeeping of a call, so a stream of empty
+	// calls cannot grow memory without growing the count.
+	callCost = 256
+)
+
+// TooLargeError is a response that passed a bound; hitl stopped reading it.
+// It is never retried.
+type TooLargeError struct {
+	Provider string // "openai", "anthropic"; "" when the body limiter met it
+	What     string // what passed the bound
+	Limit    int64
+}
+
+func (e *TooLargeError) Error() string {
+	msg := fmt.Sprintf("%s passed %s: hitl stopped reading the response (a model turn is bounded)", e.What, Size(e.Limit))
+	if e.Provider != "" {
+		return e.Provider + ": " + msg
+	}
+	return msg
+}
+
+// Named returns e labelled with provider, if it has no label yet.
+func (e *TooLargeError) Named(provider string) *TooLargeError {
+	if e.Provider != "" {
+		return e
+	}
+	c := *e
+	c.Provider = provider
+	return &c
+}
+
+// AsTooLarge returns the TooLargeError in err's chain, named for provider.
+func AsTooLarge(err error, provider string) (*TooLargeError, bool) {
+	var tl *TooLargeError
+	if !errors.As(err, &tl) {
+		return nil, false
+	}
+	return tl.Named(provider), true
+}
+
+// Size is n bytes for people: "16 MiB", "1536 KiB", "100 bytes".
+func Size(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// MaxTurn is MaxTurnBytes or its default.
+func (c *Config) MaxTurn() int64 {
+	if c.MaxTurnBytes > 0 {
+		return c.MaxTurnBytes
+	}
+	return DefaultMaxTurnBytes
+}
+
+// Budget counts what a turn has accumulated against the turn bound.
+type Budget struct {
+	provider string
+	limit    int64
+	used     int64
+}
+
+// Budget starts counting a turn.
+func (c *Config) Budget(provider string) *Budget {
+	return &Budget{provider: provider, limit: c.MaxTurn()}
+}
+
+// Add counts n more bytes; past the bound it returns a *TooLargeError.
+func (b *Budget) Add(n int) error {
+	b.used += int64(n)
+	if b.used > b.limit {
+		return &TooLargeError{Provider: b.provider, What: "the turn's text, thinking and tool calls", Limit: b.limit}
+	}
+	return nil
+}
+
+// AddCall counts a new tool call (its bookkeeping, besides its name and
+// arguments, which are added as they come).
+func (b *Budget) AddCall() error { return b.Add(callCost) }
+
+// LimitBodies returns a transport that bounds what the SDKs may read of a
+// response body: a 2xx body (a stream) is read at most event bytes between
+// two blank lines (one SSE event: the SDKs' decoders keep a whole event, and
+// a whole line, in memory); any other body is read at most errBody bytes
+// (the SDKs read error bodies whole). Past a bound, Read fails with a
+// *TooLargeError.
+func LimitBodies(base http.RoundTripper, event, errBody int64) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &limitTransport{base: base, event: event, errBody: errBody}
+}
+
+type limitTransport struct {
+	base           http.RoundTripper
+	event, errBody int64
+}
+
+func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := t.base.RoundTrip(req)
+	if err != nil || res.Body == nil || res.Body == http.NoBody {
+		return res, err
+	}
+	if res.StatusCode/100 == 2 {
+		res.Body = &eventLimitBody{body: res.Body, limit: t.event}
+	} else {
+		what := fmt.Sprintf("the model server's %d %s response", res.StatusCode, http.StatusText(res.StatusCode))
+		res.Body = &totalLimitBody{body: res.Body, left: t.errBody, err: &TooLargeError{What: what, Limit: t.errBody}}
+	}
+	return res, nil
+}
+
+// totalLimitBody fails once more than its bound was read.
+type totalLimitBody struct {
+	body io.ReadCloser
+	left int64
+	err  *TooLargeError
+}
+
+func (b *totalLimitBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, b.err
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.body.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		// One byte past the bound: the body is larger than it.
+		return n - 1, b.err
+	}
+	return n, err
+}
+
+func (b *totalLimitBody) Close() error { return b.body.Close() }
+
+// eventLimitBody fails once one event (the bytes since the last blank line)
+// passes its bound. A blank line is what the SDKs' decoders (bufio.Scanner
+// lines, a trailing \r dropped) take as one: "\n\n" or "\n\r\n"; a stream
+// using lone \r as line ends is one long event here, as it is one long line
+// there.
+type eventLimitBody struct {
+	body  io.ReadCloser
+	limit int64
+	n     int64 // bytes of the current event
+	// state: 0 inside a line, 1 just after \n, 2 after \n\r
+	state int
+	err   error
+}
+
+func (b *eventLimitBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.body.Read(p)
+	for i, c := range p[:n] {
+		b.n++
+		switch {
+		case c == '\n' && b.state != 0:
+			b.n, b.state = 0, 0 // a blank line: the event ends here
+			continue
+		case c == '\n':
+			b.state = 1
+		case c == '\r' && b.state == 1:
+			b.state = 2
+		default:
+			b.state = 0
+		}
+		if b.n > b.limit {
+			b.err = &TooLargeError{What: "one event of the stream", Limit: b.limit}
+			return i, b.err
+		}
+	}
+	return n, err
+}
+
+func (b *eventLimitBody) Close() error { return b.body.Close() }
