@@ -96,6 +96,16 @@ func New(c provider.Config) (*Model, error) {
 			if d, ok := provider.RetryAfter(res); ok && d > cap {
 				res.Header.Set("X-Should-Retry", "false")
 			}
+			// An error status the SDK does not retry is not retried when its
+			// body cannot be read either (it passed MaxErrorBody): the SDK
+			// would take that for a dropped connection.
+			if res != nil && res.StatusCode >= 400 && res.StatusCode < 500 && res.Header.Get("X-Should-Retry") == "" {
+				switch res.StatusCode {
+				case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+				default:
+					res.Header.Set("X-Should-Retry", "false")
+				}
+			}
 			return res, err
 		}),
 	}
@@ -316,9 +326,9 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
 				return malformed("content_block_start: %v", err)
 			}
 			b.input = append([]byte(nil), raw.Input...)
-			if err := a.budget.AddCall(); err != nil {
-				return err
-			}
+		}
+		if err := a.budget.AddPart(); err != nil {
+			return err
 		}
 		if err := a.budget.Add(len(cb.Text) + len(cb.Thinking) + len(cb.Signature) + len(cb.Data) + len(cb.ID) + len(cb.Name) + len(b.input)); err != nil {
 			return err

@@ -225,7 +225,7 @@ func (m *Model) attempt(ctx context.Context, p oa.ChatCompletionNewParams) (exec
 			for _, d := range ch.Delta.ToolCalls {
 				c := calls[d.Index]
 				if c == nil {
-					if err := budget.AddCall(); err != nil {
+					if err := budget.AddPart(); err != nil {
 						return exec.Turn{}, err
 					}
 					c = &callAcc{}

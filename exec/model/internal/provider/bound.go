@@ -21,10 +21,10 @@ const (
 	// MaxErrorBody bounds the body of an error response (a gateway's error
 	// page, a provider's JSON error), read whole by the SDKs.
 	MaxErrorBody = 1 << 20
-	// callCost is what a tool call counts toward the turn bound besides its
-	// name and arguments: the bookkeeping of a call, so a stream of empty
-	// calls cannot grow memory without growing the count.
-	callCost = 256
+	// partCost is what a part of a turn (a tool call, a content block)
+	// counts toward the turn bound besides its text: its bookkeeping, so a
+	// stream of empty parts cannot grow memory without growing the count.
+	partCost = 256
 )
 
 // TooLargeError is a response that passed a bound; hitl stopped reading it.
@@ -102,9 +102,9 @@ func (b *Budget) Add(n int) error {
 	return nil
 }
 
-// AddCall counts a new tool call (its bookkeeping, besides its name and
-// arguments, which are added as they come).
-func (b *Budget) AddCall() error { return b.Add(callCost) }
+// AddPart counts a new part of the turn, a tool call or a content block
+// (its bookkeeping; its text is added as it comes).
+func (b *Budget) AddPart() error { return b.Add(partCost) }
 
 // LimitBodies returns a transport that bounds what the SDKs may read of a
 // response body: a 2xx body (a stream) is read at most event bytes between
