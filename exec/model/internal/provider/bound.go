@@ -138,6 +138,12 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
+// CapBody returns body, failing with a *TooLargeError (saying what passed
+// limit) once more than limit bytes were read.
+func CapBody(body io.ReadCloser, limit int64, what string) io.ReadCloser {
+	return &totalLimitBody{body: body, left: limit, err: &TooLargeError{What: what, Limit: limit}}
+}
+
 // totalLimitBody fails once more than its bound was read.
 type totalLimitBody struct {
 	body io.ReadCloser
