@@ -29,9 +29,10 @@
 // they stream in; past Options.MaxTurnBytes (16 MiB) the stream is closed
 // and the turn fails, without retrying. Below the SDKs, every response body
 // is bounded too: one event of a stream (the bytes up to a blank line, which
-// the SDKs' decoders hold whole) at the turn bound plus EventOverhead, an
-// error body at MaxErrorBody. Memory for a turn is thus bounded by a small
-// multiple of the turn bound, whatever the server sends.
+// the SDKs' decoders hold whole) at the turn bound too, an error body at
+// MaxErrorBody. Memory for a turn is thus bounded by a small multiple of the
+// turn bound, whatever the server sends (measured by
+// TestStreamForeverPeakMemory).
 package model
 
 import (
@@ -100,15 +101,13 @@ type APIError = provider.APIError
 // StreamError is a response stream that broke (Cut) or made no sense.
 type StreamError = provider.StreamError
 
-// TooLargeError is a response past a bound: a turn past MaxTurnBytes, one
-// stream event past MaxTurnBytes plus EventOverhead, an error body past
-// MaxErrorBody. hitl stopped reading it; it is not retried.
+// TooLargeError is a response past a bound: a turn or one stream event
+// past MaxTurnBytes, an error body past MaxErrorBody. hitl stopped reading it; it is not retried.
 type TooLargeError = provider.TooLargeError
 
 // Bounds of a model turn (DESIGN §8).
 const (
 	DefaultMaxTurnBytes = provider.DefaultMaxTurnBytes
-	EventOverhead       = provider.EventOverhead
 	MaxErrorBody        = provider.MaxErrorBody
 )
 
@@ -221,7 +220,7 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 		c.HTTPClient = DefaultHTTPClient()
 	}
 	c.HTTPClient = sameOrigin(c.HTTPClient)
-	c.HTTPClient.Transport = provider.LimitBodies(c.HTTPClient.Transport, c.MaxTurn()+provider.EventOverhead, provider.MaxErrorBody)
+	c.HTTPClient.Transport = provider.LimitBodies(c.HTTPClient.Transport, c.MaxTurn(), provider.MaxErrorBody)
 	switch m.Provider {
 	case "anthropic":
 		return anthropic.New(c)

@@ -276,11 +276,12 @@ type accumulator struct {
 
 type block struct {
 	typ       string
-	text      strings.Builder // text, or thinking
-	signature strings.Builder
-	data      string // redacted_thinking
-	id, name  string // tool_use
-	input     []byte // tool_use
+	text      provider.Text // text, or thinking
+	signature provider.Text
+	data      string        // redacted_thinking
+	id, name  string        // tool_use
+	input     provider.Text // tool_use; "{}" until the first delta
+	empty     bool          // input is the "{}" of content_block_start
 }
 
 func malformed(format string, args ...any) error {
@@ -325,12 +326,13 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
 			if err := json.Unmarshal([]byte(cb.RawJSON()), &raw); err != nil {
 				return malformed("content_block_start: %v", err)
 			}
-			b.input = append([]byte(nil), raw.Input...)
+			b.input.WriteString(string(raw.Input))
+			b.empty = string(raw.Input) == "{}"
 		}
 		if err := a.budget.AddPart(); err != nil {
 			return err
 		}
-		if err := a.budget.Add(len(cb.Text) + len(cb.Thinking) + len(cb.Signature) + len(cb.Data) + len(cb.ID) + len(cb.Name) + len(b.input)); err != nil {
+		if err := a.budget.Add(len(cb.Text) + len(cb.Thinking) + len(cb.Signature) + len(cb.Data) + len(cb.ID) + len(cb.Name) + b.input.Len()); err != nil {
 			return err
 		}
 		a.blocks = append(a.blocks, b)
@@ -351,10 +353,10 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
 			b.signature.WriteString(d.Signature)
 		case "input_json_delta":
 			if d.PartialJSON != "" {
-				if string(b.input) == "{}" {
-					b.input = b.input[:0]
+				if b.empty {
+					b.input, b.empty = provider.Text{}, false
 				}
-				b.input = append(b.input, d.PartialJSON...)
+				b.input.WriteString(d.PartialJSON)
 			}
 		}
 	case "content_block_stop":
@@ -377,7 +379,7 @@ func (a *accumulator) turn() exec.Turn {
 		case "redacted_thinking":
 			msg.Thinking = append(msg.Thinking, exec.Thinking{Redacted: b.data})
 		case "tool_use":
-			args := json.RawMessage(b.input)
+			args := json.RawMessage(b.input.String())
 			if len(args) == 0 {
 				args = json.RawMessage("{}")
 			}

@@ -186,8 +186,8 @@ func (m *Model) Turn(ctx context.Context, req exec.Request) (exec.Turn, error) {
 
 type callAcc struct {
 	id   string
-	name strings.Builder
-	args strings.Builder
+	name provider.Text
+	args provider.Text
 }
 
 func (m *Model) attempt(ctx context.Context, p oa.ChatCompletionNewParams) (exec.Turn, error) {
@@ -202,7 +202,7 @@ func (m *Model) attempt(ctx context.Context, p oa.ChatCompletionNewParams) (exec
 	}
 
 	var (
-		text     strings.Builder
+		text     provider.Text
 		calls    = map[int64]*callAcc{}
 		usage    exec.Usage
 		finished bool

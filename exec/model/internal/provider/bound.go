@@ -11,13 +11,12 @@ import (
 // bounded").
 const (
 	// DefaultMaxTurnBytes bounds the text, thinking and tool calls of one
-	// turn, as the provider accumulates them.
+	// turn, as the provider accumulates them, and the bytes of one event of
+	// its stream (the bytes up to a blank line), which the SDKs' decoders
+	// hold whole, line and data, before the provider sees them. (A bound on
+	// the event of at most a power of two keeps their line scanner's buffer
+	// from doubling past it.)
 	DefaultMaxTurnBytes = 16 << 20
-	// EventOverhead is how much larger than the turn bound one event of a
-	// stream (the bytes between two blank lines) may be on the wire: field
-	// names, JSON quoting and escapes. An event past the turn bound plus this
-	// is refused before the SDK decodes it.
-	EventOverhead = 1 << 20
 	// MaxErrorBody bounds the body of an error response (a gateway's error
 	// page, a provider's JSON error), read whole by the SDKs.
 	MaxErrorBody = 1 << 20
@@ -33,10 +32,17 @@ type TooLargeError struct {
 	Provider string // "openai", "anthropic"; "" when the body limiter met it
 	What     string // what passed the bound
 	Limit    int64
+	// Reached: it reached the bound (a stream event may hold one byte less
+	// than it), rather than passed it.
+	Reached bool
 }
 
 func (e *TooLargeError) Error() string {
-	msg := fmt.Sprintf("%s passed %s: hitl stopped reading the response (a model turn is bounded)", e.What, Size(e.Limit))
+	verb := "passed"
+	if e.Reached {
+		verb = "reached"
+	}
+	msg := fmt.Sprintf("%s %s %s: hitl stopped reading the response (a model turn is bounded)", e.What, verb, Size(e.Limit))
 	if e.Provider != "" {
 		return e.Provider + ": " + msg
 	}
@@ -107,7 +113,7 @@ func (b *Budget) Add(n int) error {
 func (b *Budget) AddPart() error { return b.Add(partCost) }
 
 // LimitBodies returns a transport that bounds what the SDKs may read of a
-// response body: a 2xx body (a stream) is read at most event bytes between
+// response body: a 2xx body (a stream) is read less than event bytes between
 // two blank lines (one SSE event: the SDKs' decoders keep a whole event, and
 // a whole line, in memory); any other body is read at most errBody bytes
 // (the SDKs read error bodies whole). Past a bound, Read fails with a
@@ -170,7 +176,9 @@ func (b *totalLimitBody) Read(p []byte) (int, error) {
 func (b *totalLimitBody) Close() error { return b.body.Close() }
 
 // eventLimitBody fails once one event (the bytes since the last blank line)
-// passes its bound. A blank line is what the SDKs' decoders (bufio.Scanner
+// reaches its bound. (Reaches, not passes: the SDKs' bufio.Scanner doubles
+// its buffer when a line fills it; with lines shorter than a power-of-two
+// bound, it never grows past the bound.) A blank line is what the SDKs' decoders (bufio.Scanner
 // lines, a trailing \r dropped) take as one: "\n\n" or "\n\r\n"; a stream
 // using lone \r as line ends is one long event here, as it is one long line
 // there.
@@ -201,8 +209,8 @@ func (b *eventLimitBody) Read(p []byte) (int, error) {
 		default:
 			b.state = 0
 		}
-		if b.n > b.limit {
-			b.err = &TooLargeError{What: "one event of the stream", Limit: b.limit}
+		if b.n >= b.limit {
+			b.err = &TooLargeError{What: "one event of the stream", Limit: b.limit, Reached: true}
 			return i, b.err
 		}
 	}

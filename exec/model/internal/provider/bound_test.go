@@ -28,6 +28,8 @@ func TestLimitBodies(t *testing.T) {
 	}{
 		{"events within the bound", 200, "data: 123\n\ndata: 456\n\n", true},
 		{"LF LF ends an event", 200, "data: 1234567\n\ndata: 1234567\n\n", true},
+		{"an event one byte short of the bound", 200, "data: 12345678\n\n", true},
+		{"an event of the bound", 200, "data: 123456789\n\n", false},
 		{"CRLF CRLF ends an event", 200, "data: 12345\r\n\r\ndata: 12345\r\n\r\n", true},
 		{"LF CR LF ends an event", 200, "data: 123456\n\r\ndata: 123456\n\r\n", true},
 		{"one event past the bound", 200, "data: 1234567890\n\n", false},
@@ -68,6 +70,24 @@ func TestSize(t *testing.T) {
 	for n, want := range map[int64]string{16 << 20: "16 MiB", 17 << 20: "17 MiB", 1088 << 10: "1088 KiB", 100: "100 bytes", 1<<20 + 1: "1048577 bytes"} {
 		if got := Size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestText(t *testing.T) {
+	for _, pieces := range [][]string{nil, {""}, {"a"}, {strings.Repeat("a", 255), "bc"}, {strings.Repeat("x", 3<<20), "y", strings.Repeat("z", 1000)}} {
+		var tx Text
+		for _, p := range pieces {
+			tx.WriteString(p)
+		}
+		want := strings.Join(pieces, "")
+		if got := tx.String(); got != want || tx.Len() != len(want) {
+			t.Errorf("Text of %d pieces: %d bytes (Len %d), want %d", len(pieces), len(got), tx.Len(), len(want))
+		}
+		for _, b := range tx.blocks {
+			if cap(b) > maxBlock {
+				t.Errorf("a block of %d bytes", cap(b))
+			}
 		}
 	}
 }
