@@ -3,6 +3,7 @@
 package model_test
 
 import (
+	"errors"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -51,7 +52,7 @@ func TestStreamForeverPeakMemory(t *testing.T) {
 				cmd.Stderr = &stderr
 				err := cmd.Run()
 				var ee *osexec.ExitError
-				if err == nil || !errorsAs(err, &ee) || ee.ExitCode() != 1 {
+				if err == nil || !errors.As(err, &ee) || ee.ExitCode() != 1 {
 					t.Fatalf("hitl: %v, want exit 1; stderr:\n%s", err, stderr.String())
 				}
 				if !(strings.Contains(stderr.String(), "passed 16 MiB") || strings.Contains(stderr.String(), "reached 16 MiB")) || !strings.Contains(stderr.String(), "hitl stopped reading the response") {
@@ -68,10 +69,4 @@ func TestStreamForeverPeakMemory(t *testing.T) {
 			})
 		}
 	}
-}
-
-func errorsAs(err error, ee **osexec.ExitError) bool {
-	e, ok := err.(*osexec.ExitError)
-	*ee = e
-	return ok
 }
