@@ -21,8 +21,18 @@
 //
 // Errors of a turn: a *provider error with the provider's message for an
 // error status (401, 403, 400, or 429/5xx after the bounded retries), a
-// *cassette.MissError when a replayed cassette has no answer, the context's
-// error when the run is cancelled. All of them exit 1 except cancellation.
+// *cassette.MissError when a replayed cassette has no answer, a
+// *TooLargeError when the response passed a bound, the context's error when
+// the run is cancelled. All of them exit 1 except cancellation.
+//
+// Bounds (DESIGN §8): a turn's text, thinking and tool calls are counted as
+// they stream in; past Options.MaxTurnBytes (16 MiB) the stream is closed
+// and the turn fails, without retrying. Below the SDKs, every response body
+// is bounded too: one event of a stream (the bytes up to a blank line, which
+// the SDKs' decoders hold whole) at the turn bound too, an error body at
+// MaxErrorBody. Memory for a turn is thus bounded by a small multiple of the
+// turn bound, whatever the server sends (measured by
+// TestStreamForeverPeakMemory).
 package model
 
 import (
@@ -68,6 +78,10 @@ type Options struct {
 	// TurnRetryDelay is the first wait before a cut stream is retried as a
 	// whole turn (doubling after); 0 means 500ms.
 	TurnRetryDelay time.Duration
+	// MaxTurnBytes bounds the text, thinking and tool calls of one turn;
+	// 0 means DefaultMaxTurnBytes (16 MiB). Past it the turn fails with a
+	// *TooLargeError, not retried.
+	MaxTurnBytes int64
 }
 
 // MissingKeyError is a provider key that is not set. Var names the
@@ -86,6 +100,16 @@ type APIError = provider.APIError
 
 // StreamError is a response stream that broke (Cut) or made no sense.
 type StreamError = provider.StreamError
+
+// TooLargeError is a response past a bound: a turn or one stream event
+// past MaxTurnBytes, an error body past MaxErrorBody. hitl stopped reading it; it is not retried.
+type TooLargeError = provider.TooLargeError
+
+// Bounds of a model turn (DESIGN §8).
+const (
+	DefaultMaxTurnBytes = provider.DefaultMaxTurnBytes
+	MaxErrorBody        = provider.MaxErrorBody
+)
 
 // Default base URLs.
 const (
@@ -184,6 +208,7 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 		MaxRetryDelay:  o.MaxRetryDelay,
 		TurnRetryDelay: o.TurnRetryDelay,
 		OnDelta:        o.OnDelta,
+		MaxTurnBytes:   o.MaxTurnBytes,
 	}
 	if o.Cassette != nil {
 		c.HTTPClient = o.Cassette.Client()
@@ -195,6 +220,7 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 		c.HTTPClient = DefaultHTTPClient()
 	}
 	c.HTTPClient = sameOrigin(c.HTTPClient)
+	c.HTTPClient.Transport = provider.LimitBodies(c.HTTPClient.Transport, c.MaxTurn(), provider.MaxErrorBody)
 	switch m.Provider {
 	case "anthropic":
 		return anthropic.New(c)

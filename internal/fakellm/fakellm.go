@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -47,6 +48,9 @@ type Reply struct {
 	CutAfter int `json:"cut_after,omitempty"`
 	// Raw, when set, is sent as the whole event-stream body.
 	Raw string `json:"raw,omitempty"`
+	// Forever streams without end, until the client goes away: "text"
+	// sends 64 KiB text deltas, "line" one data line that never ends.
+	Forever string `json:"forever,omitempty"`
 
 	// Repeat keeps answering with this reply.
 	Repeat bool `json:"repeat,omitempty"`
@@ -140,6 +144,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, rep.Raw)
 		return
 	}
+	if rep.Forever != "" {
+		s.forever(w, r, rep.Forever)
+		return
+	}
 	var events []string
 	if s.Format == Anthropic {
 		events = AnthropicEvents(rep)
@@ -154,6 +162,36 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler) // drop the connection mid-stream
 		}
 		io.WriteString(w, ev)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+}
+
+// forever streams the start of a text turn, then (kind "text") text deltas
+// or (kind "line") the bytes of one line, until the client goes away.
+func (s *Server) forever(w http.ResponseWriter, r *http.Request, kind string) {
+	chunk := strings.Repeat("x", 64<<10)
+	var head, next string
+	if s.Format == Anthropic {
+		ev := AnthropicEvents(Reply{Text: []string{chunk}})
+		head, next = ev[0]+ev[1]+ev[2], ev[3]
+	} else {
+		ev := OpenAIEvents(Reply{Text: []string{chunk}})
+		head, next = ev[0], ev[1]
+	}
+	if kind == "line" {
+		next = chunk
+		head += "data: {\"type\":\"content_block_delta\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\""
+	}
+	fl, _ := w.(http.Flusher)
+	if _, err := io.WriteString(w, head); err != nil {
+		return
+	}
+	for r.Context().Err() == nil {
+		if _, err := io.WriteString(w, next); err != nil {
+			return
+		}
 		if fl != nil {
 			fl.Flush()
 		}

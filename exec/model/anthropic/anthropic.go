@@ -1,9 +1,11 @@
 // Package anthropic is the model provider for Anthropic's Messages API, built
 // on github.com/anthropics/anthropic-sdk-go.
 //
-// Each turn is one streamed request, accumulated with the SDK's
-// Message.Accumulate and returned only after message_stop, so a stream cut
-// mid-way is retried as a whole turn. thinking_budget turns on extended
+// Each turn is one streamed request, accumulated (text, thinking, tool
+// calls, usage) as its events arrive and returned only after message_stop,
+// so a stream cut mid-way is retried as a whole turn. What is accumulated is
+// counted: past the configured bound (provider.Config.MaxTurn) the turn
+// fails at once with a *provider.TooLargeError and the stream is closed. thinking_budget turns on extended
 // thinking (a number is budget_tokens; minimal/low/medium/high are 1024,
 // 2048, 8192 and 16384 tokens); the signed thinking blocks of each assistant
 // turn are kept in exec.Message.Thinking and sent back as they came, as the
@@ -93,6 +95,16 @@ func New(c provider.Config) (*Model, error) {
 			// (the SDK would otherwise sleep as long as it is told).
 			if d, ok := provider.RetryAfter(res); ok && d > cap {
 				res.Header.Set("X-Should-Retry", "false")
+			}
+			// An error status the SDK does not retry is not retried when its
+			// body cannot be read either (it passed MaxErrorBody): the SDK
+			// would take that for a dropped connection.
+			if res != nil && res.StatusCode >= 400 && res.StatusCode < 500 && res.Header.Get("X-Should-Retry") == "" {
+				switch res.StatusCode {
+				case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+				default:
+					res.Header.Set("X-Should-Retry", "false")
+				}
 			}
 			return res, err
 		}),
@@ -222,19 +234,19 @@ func (m *Model) Turn(ctx context.Context, req exec.Request) (exec.Turn, error) {
 func (m *Model) attempt(ctx context.Context, p sdk.MessageNewParams) (exec.Turn, error) {
 	m.attempts.Store(0)
 	stream := m.svc.NewStreaming(ctx, p)
+	// Closing the stream closes the body: on a turn past its bound, hitl
+	// stops reading at once.
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
 		return exec.Turn{}, m.requestErr(err)
 	}
-	var (
-		acc     sdk.Message
-		stopped bool
-	)
+	acc := accumulator{budget: m.cfg.Budget("anthropic")}
+	stopped := false
 	for stream.Next() {
 		m.cfg.Delta()
 		ev := stream.Current()
-		if err := acc.Accumulate(ev); err != nil {
-			return exec.Turn{}, &provider.StreamError{Provider: "anthropic", Err: err}
+		if err := acc.add(ev); err != nil {
+			return exec.Turn{}, err
 		}
 		if ev.Type == "message_stop" {
 			stopped = true
@@ -249,37 +261,146 @@ func (m *Model) attempt(ctx context.Context, p sdk.MessageNewParams) (exec.Turn,
 	if !stopped {
 		return exec.Turn{}, &provider.StreamError{Provider: "anthropic", Err: provider.ErrIncomplete, Cut: true}
 	}
+	return acc.turn(), nil
+}
 
-	msg := exec.Message{Role: exec.RoleAssistant}
-	var text []string
-	for _, b := range acc.Content {
-		switch b.Type {
+// accumulator assembles a turn from the events of its stream, counting
+// what it keeps against the turn bound. (The SDK's Message.Accumulate
+// appends to strings, copying the whole text on every delta, and keeps no
+// count.)
+type accumulator struct {
+	budget *provider.Budget
+	blocks []*block
+	usage  sdk.Usage
+}
+
+type block struct {
+	typ       string
+	text      provider.Text // text, or thinking
+	signature provider.Text
+	data      string        // redacted_thinking
+	id, name  string        // tool_use
+	input     provider.Text // tool_use; "{}" until the first delta
+	empty     bool          // input is the "{}" of content_block_start
+}
+
+func malformed(format string, args ...any) error {
+	return &provider.StreamError{Provider: "anthropic", Err: fmt.Errorf(format, args...)}
+}
+
+func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
+	switch ev.Type {
+	case "message_start":
+		a.usage = ev.Message.Usage
+	case "message_delta":
+		u := ev.Usage
+		a.usage.OutputTokens = u.OutputTokens
+		if u.JSON.InputTokens.Valid() {
+			a.usage.InputTokens = u.InputTokens
+		}
+		if u.JSON.CacheCreationInputTokens.Valid() {
+			a.usage.CacheCreationInputTokens = u.CacheCreationInputTokens
+		}
+		if u.JSON.CacheReadInputTokens.Valid() {
+			a.usage.CacheReadInputTokens = u.CacheReadInputTokens
+		}
+	case "content_block_start":
+		if ev.Index != int64(len(a.blocks)) {
+			return malformed("content_block_start for block %d, expected block %d", ev.Index, len(a.blocks))
+		}
+		cb := ev.ContentBlock
+		b := &block{typ: cb.Type}
+		switch cb.Type {
 		case "text":
-			text = append(text, b.Text)
+			b.text.WriteString(cb.Text)
 		case "thinking":
-			msg.Thinking = append(msg.Thinking, exec.Thinking{Text: b.Thinking, Signature: b.Signature})
+			b.text.WriteString(cb.Thinking)
+			b.signature.WriteString(cb.Signature)
 		case "redacted_thinking":
-			msg.Thinking = append(msg.Thinking, exec.Thinking{Redacted: b.Data})
+			b.data = cb.Data
 		case "tool_use":
-			args := b.Input
+			b.id, b.name = cb.ID, cb.Name
+			var raw struct {
+				Input json.RawMessage `json:"input"`
+			}
+			if err := json.Unmarshal([]byte(cb.RawJSON()), &raw); err != nil {
+				return malformed("content_block_start: %v", err)
+			}
+			b.input.WriteString(string(raw.Input))
+			b.empty = string(raw.Input) == "{}"
+		}
+		if err := a.budget.AddPart(); err != nil {
+			return err
+		}
+		if err := a.budget.Add(len(cb.Text) + len(cb.Thinking) + len(cb.Signature) + len(cb.Data) + len(cb.ID) + len(cb.Name) + b.input.Len()); err != nil {
+			return err
+		}
+		a.blocks = append(a.blocks, b)
+	case "content_block_delta":
+		if ev.Index < 0 || ev.Index >= int64(len(a.blocks)) {
+			return malformed("content_block_delta for block %d, which has not started", ev.Index)
+		}
+		b, d := a.blocks[ev.Index], ev.Delta
+		if err := a.budget.Add(len(d.Text) + len(d.PartialJSON) + len(d.Thinking) + len(d.Signature)); err != nil {
+			return err
+		}
+		switch d.Type {
+		case "text_delta":
+			b.text.WriteString(d.Text)
+		case "thinking_delta":
+			b.text.WriteString(d.Thinking)
+		case "signature_delta":
+			b.signature.WriteString(d.Signature)
+		case "input_json_delta":
+			if d.PartialJSON != "" {
+				if b.empty {
+					b.input, b.empty = provider.Text{}, false
+				}
+				b.input.WriteString(d.PartialJSON)
+			}
+		}
+	case "content_block_stop":
+		if ev.Index < 0 || ev.Index >= int64(len(a.blocks)) {
+			return malformed("content_block_stop for block %d, which has not started", ev.Index)
+		}
+	}
+	return nil
+}
+
+func (a *accumulator) turn() exec.Turn {
+	msg := exec.Message{Role: exec.RoleAssistant}
+	var text strings.Builder
+	for _, b := range a.blocks {
+		switch b.typ {
+		case "text":
+			text.WriteString(b.text.String())
+		case "thinking":
+			msg.Thinking = append(msg.Thinking, exec.Thinking{Text: b.text.String(), Signature: b.signature.String()})
+		case "redacted_thinking":
+			msg.Thinking = append(msg.Thinking, exec.Thinking{Redacted: b.data})
+		case "tool_use":
+			args := json.RawMessage(b.input.String())
 			if len(args) == 0 {
 				args = json.RawMessage("{}")
 			}
-			msg.ToolCalls = append(msg.ToolCalls, exec.ToolCall{ID: b.ID, Name: b.Name, Arguments: append(json.RawMessage(nil), args...)})
+			msg.ToolCalls = append(msg.ToolCalls, exec.ToolCall{ID: b.id, Name: b.name, Arguments: args})
 		}
 	}
-	msg.Text = strings.Join(text, "")
-	u := acc.Usage
+	msg.Text = text.String()
+	u := a.usage
 	return exec.Turn{Message: msg, Usage: exec.Usage{
 		InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
 		OutputTokens: u.OutputTokens,
-	}}, nil
+	}}
 }
 
 func (m *Model) requestErr(err error) error {
 	var miss *cassette.MissError
 	if errors.As(err, &miss) {
 		return miss
+	}
+	if tl, ok := provider.AsTooLarge(err, "anthropic"); ok {
+		return tl
 	}
 	w := m.wrap(err)
 	var ae *provider.APIError
@@ -295,6 +416,9 @@ func (m *Model) requestErr(err error) error {
 // wrap turns an SDK error into an APIError (an error status, or an error
 // event in the stream), a StreamError (the body failed), or leaves it.
 func (m *Model) wrap(err error) error {
+	if tl, ok := provider.AsTooLarge(err, "anthropic"); ok {
+		return tl
+	}
 	var ae *sdk.Error
 	if errors.As(err, &ae) {
 		e := &provider.APIError{Provider: "anthropic", Status: ae.StatusCode, Retries: int(m.attempts.Load()) - 1}

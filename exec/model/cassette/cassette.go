@@ -18,6 +18,11 @@
 // one, fails with a *MissError ("the cassette has no turn N"). Providers turn
 // their SDK retries off when replaying, so turn N is request N.
 //
+// Bounds: a response larger than MaxResponse is not recorded (go-vcr reads
+// each response whole to record it; the request fails with a
+// *provider.TooLargeError), and a cassette file larger than MaxFile is not
+// read.
+//
 // Typical use, by the CLI:
 //
 //	c, err := cassette.Record(path, nil) // or cassette.Replay(path)
@@ -43,6 +48,8 @@ import (
 	"go.yaml.in/yaml/v4"
 	vcr "gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
 	"gopkg.in/dnaeon/go-vcr.v4/pkg/recorder"
+
+	"github.com/hitl-dev/hitl/exec/model/internal/provider"
 )
 
 // Mode is what a Cassette does.
@@ -58,6 +65,14 @@ const (
 var (
 	RequestHeaders  = []string{"Content-Type", "Accept", "Anthropic-Version", "Anthropic-Beta"}
 	ResponseHeaders = []string{"Content-Type"}
+)
+
+// Bounds of what a cassette holds in memory (variables for tests).
+var (
+	// MaxResponse bounds one recorded response body.
+	MaxResponse int64 = 64 << 20
+	// MaxFile bounds the cassette file that is replayed.
+	MaxFile int64 = 256 << 20
 )
 
 // MissError is a replayed request the cassette has no answer for.
@@ -119,6 +134,7 @@ func Open(path string, mode Mode, real http.RoundTripper) (*Cassette, error) {
 		if real == nil {
 			real = http.DefaultTransport.(*http.Transport).Clone()
 		}
+		real = capResponses{real}
 		// Fail now, not at the end of the run, if the file cannot be written.
 		if err := writeFile(path, nil); err != nil {
 			return nil, fmt.Errorf("cassette: %w", err)
@@ -131,7 +147,7 @@ func Open(path string, mode Mode, real http.RoundTripper) (*Cassette, error) {
 			recorder.WithHook(scrub, recorder.BeforeSaveHook),
 		)
 	case ModeReplay:
-		data, err := os.ReadFile(path)
+		data, err := readFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("cassette: %w", err)
 		}
@@ -373,7 +389,35 @@ func (f fileFS) name(n string) string {
 	return n
 }
 
-func (f fileFS) ReadFile(n string) ([]byte, error) { return os.ReadFile(f.name(n)) }
+func (f fileFS) ReadFile(n string) ([]byte, error) { return readFile(f.name(n)) }
+
+// readFile reads the file at path, refusing one larger than MaxFile.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > MaxFile {
+		return nil, fmt.Errorf("%s is larger than %s", path, provider.Size(MaxFile))
+	}
+	return data, nil
+}
+
+// capResponses bounds the response bodies a recording reads whole.
+type capResponses struct{ real http.RoundTripper }
+
+func (c capResponses) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := c.real.RoundTrip(req)
+	if err == nil && res.Body != nil {
+		res.Body = provider.CapBody(res.Body, MaxResponse, "a response to record in the cassette")
+	}
+	return res, err
+}
 
 func (f fileFS) WriteFile(n string, data []byte) error { return writeFile(f.name(n), data) }
 

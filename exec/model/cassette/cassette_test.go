@@ -1,7 +1,11 @@
 package cassette
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,5 +50,46 @@ func TestScrub(t *testing.T) {
 	}
 	if i.Request.URL != "https://api.example/v1/x" {
 		t.Errorf("url %q", i.Request.URL)
+	}
+}
+
+// TestBounds: a response larger than MaxResponse is not recorded (the
+// request fails saying so), and a cassette larger than MaxFile is not read.
+func TestBounds(t *testing.T) {
+	defer func(r, f int64) { MaxResponse, MaxFile = r, f }(MaxResponse, MaxFile)
+	MaxResponse, MaxFile = 1024, 2048
+	dir := t.TempDir()
+
+	for _, c := range []struct {
+		size int
+		ok   bool
+	}{{1024, true}, {1025, false}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, strings.Repeat("x", c.size))
+		}))
+		cas, err := Record(filepath.Join(dir, "rec.yaml"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cas.Client().Get(srv.URL)
+		if c.ok {
+			if err != nil {
+				t.Errorf("%d bytes: %v", c.size, err)
+			} else {
+				res.Body.Close()
+			}
+		} else if err == nil || !strings.Contains(err.Error(), "a response to record in the cassette passed 1 KiB") {
+			t.Errorf("%d bytes: error %v, want one saying the response passed 1 KiB", c.size, err)
+		}
+		cas.Close()
+		srv.Close()
+	}
+
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte("version: 2\n"+strings.Repeat("#", 2048)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Replay(big); err == nil || !strings.Contains(err.Error(), "is larger than 2 KiB") {
+		t.Errorf("replaying a cassette past MaxFile: error %v, want one saying it is larger than 2 KiB", err)
 	}
 }

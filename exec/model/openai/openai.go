@@ -7,7 +7,9 @@
 // returned only when the stream finished, so a stream cut mid-way is retried
 // as a whole turn. Reasoning models (o1, o3, o4, gpt-5…) get
 // max_completion_tokens and no temperature or top_p; thinking_budget becomes
-// reasoning_effort.
+// reasoning_effort. A turn whose text and tool calls pass the configured
+// bound (provider.Config.MaxTurn) fails at once with a
+// *provider.TooLargeError and the stream is closed.
 //
 // The client is built without the SDK's environment defaults: the key, base
 // URL and headers are only those resolved by the model package, so an ambient
@@ -183,13 +185,16 @@ func (m *Model) Turn(ctx context.Context, req exec.Request) (exec.Turn, error) {
 }
 
 type callAcc struct {
-	id, name string
-	args     strings.Builder
+	id   string
+	name provider.Text
+	args provider.Text
 }
 
 func (m *Model) attempt(ctx context.Context, p oa.ChatCompletionNewParams) (exec.Turn, error) {
 	m.attempts.Store(0)
 	stream := m.svc.NewStreaming(ctx, p)
+	// Closing the stream closes the body: on a turn past its bound, hitl
+	// stops reading at once.
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
 		// The request itself failed, after the SDK's own retries.
@@ -197,10 +202,11 @@ func (m *Model) attempt(ctx context.Context, p oa.ChatCompletionNewParams) (exec
 	}
 
 	var (
-		text     strings.Builder
+		text     provider.Text
 		calls    = map[int64]*callAcc{}
 		usage    exec.Usage
 		finished bool
+		budget   = m.cfg.Budget(m.name)
 	)
 	for stream.Next() {
 		m.cfg.Delta()
@@ -212,19 +218,26 @@ func (m *Model) attempt(ctx context.Context, p oa.ChatCompletionNewParams) (exec
 			if ch.Index != 0 {
 				continue
 			}
+			if err := budget.Add(len(ch.Delta.Content)); err != nil {
+				return exec.Turn{}, err
+			}
 			text.WriteString(ch.Delta.Content)
 			for _, d := range ch.Delta.ToolCalls {
 				c := calls[d.Index]
 				if c == nil {
+					if err := budget.AddPart(); err != nil {
+						return exec.Turn{}, err
+					}
 					c = &callAcc{}
 					calls[d.Index] = c
+				}
+				if err := budget.Add(len(d.ID) + len(d.Function.Name) + len(d.Function.Arguments)); err != nil {
+					return exec.Turn{}, err
 				}
 				if d.ID != "" {
 					c.id = d.ID
 				}
-				if d.Function.Name != "" {
-					c.name += d.Function.Name
-				}
+				c.name.WriteString(d.Function.Name)
 				c.args.WriteString(d.Function.Arguments)
 			}
 			if ch.FinishReason != "" {
@@ -257,7 +270,7 @@ func (m *Model) attempt(ctx context.Context, p oa.ChatCompletionNewParams) (exec
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}
-		msg.ToolCalls = append(msg.ToolCalls, exec.ToolCall{ID: c.id, Name: c.name, Arguments: json.RawMessage(args)})
+		msg.ToolCalls = append(msg.ToolCalls, exec.ToolCall{ID: c.id, Name: c.name.String(), Arguments: json.RawMessage(args)})
 	}
 	return exec.Turn{Message: msg, Usage: usage}, nil
 }
@@ -267,6 +280,9 @@ func (m *Model) requestErr(err error) error {
 	var miss *cassette.MissError
 	if errors.As(err, &miss) {
 		return miss
+	}
+	if tl, ok := provider.AsTooLarge(err, m.name); ok {
+		return tl
 	}
 	if w := m.wrap(err); isAPI(w) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return w
@@ -283,6 +299,9 @@ func isAPI(err error) bool {
 // (the body failed), or leaves it (context ends, connection errors after
 // retries).
 func (m *Model) wrap(err error) error {
+	if tl, ok := provider.AsTooLarge(err, m.name); ok {
+		return tl
+	}
 	var ae *oa.Error
 	if errors.As(err, &ae) {
 		e := &provider.APIError{Provider: m.name, Status: ae.StatusCode, Message: ae.Message, Type: ae.Type,

@@ -48,6 +48,9 @@ type Config struct {
 	TurnRetryDelay time.Duration
 	// OnDelta, when set, is called as each chunk of a streamed turn arrives.
 	OnDelta func()
+	// MaxTurnBytes bounds the text, thinking and tool calls of one turn
+	// (MaxTurn); 0 means DefaultMaxTurnBytes.
+	MaxTurnBytes int64
 }
 
 // Retries is the number of retries to configure.
