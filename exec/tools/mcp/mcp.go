@@ -113,6 +113,10 @@ type Client struct {
 	mu     sync.Mutex
 	active []*callState // calls in flight, oldest first
 
+	// life outlives the handshake: a remote transport's streams use it.
+	life    context.Context
+	endLife context.CancelFunc
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -123,6 +127,7 @@ type Client struct {
 // stderr. On error nothing is left running.
 func Start(ctx context.Context, s Server, opts Options) (*Client, error) {
 	c := &Client{server: s, opts: opts, name: ServerName(s), timeout: s.Timeout}
+	c.life, c.endLife = context.WithCancel(context.WithoutCancel(ctx))
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}
@@ -161,7 +166,7 @@ func (c *Client) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		transport = t
+		transport = &lasting{Transport: t, ctx: c.life}
 	default:
 		return errors.New("no command and no url")
 	}
@@ -179,7 +184,7 @@ func (c *Client) start(ctx context.Context) error {
 	client.AddRoots(c.roots()...)
 	session, err := connect(ctx, client, transport, c.proc)
 	if err != nil {
-		return err
+		return c.died(err)
 	}
 	c.session = session
 
@@ -212,6 +217,15 @@ func connect(ctx context.Context, client *sdk.Client, t sdk.Transport, p *proces
 	}
 	return s, nil
 }
+
+// lasting connects a transport with a context that outlives the handshake
+// (an SSE stream lives as long as the GET request that opened it).
+type lasting struct {
+	sdk.Transport
+	ctx context.Context
+}
+
+func (l *lasting) Connect(context.Context) (sdk.Connection, error) { return l.Transport.Connect(l.ctx) }
 
 // offer keeps the tools the filter names, in the server's order.
 func (c *Client) offer(all []*sdk.Tool) error {
@@ -275,6 +289,7 @@ func (c *Client) Tools() []exec.Tool {
 // process to be gone. Safe to call more than once.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
+		defer c.endLife()
 		if c.proc != nil {
 			// Signal first: closing the session waits on the process.
 			c.closeErr = c.proc.stop(c.grace())

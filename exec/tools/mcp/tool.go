@@ -186,7 +186,7 @@ func (c *Client) call(ctx context.Context, tool, callID string, args map[string]
 			return exec.Result{}, context.Cause(ctx)
 		}
 		var rpc *jsonrpc.Error
-		if errors.As(err, &rpc) && !c.dead() {
+		if errors.As(err, &rpc) && !localCodes[rpc.Code] && !c.dead() {
 			// The server refused the call (unknown tool, bad
 			// arguments): the model can read that and adjust.
 			return exec.Result{IsError: true, Text: c.mask(fmt.Sprintf("the MCP server %s refused the call of %s: %s", c.name, tool, rpc.Message))}, nil
@@ -198,6 +198,15 @@ func (c *Client) call(ctx context.Context, tool, callID string, args map[string]
 		text = s + fmt.Sprintf("\n[%d more characters of the result were left out]", cut)
 	}
 	return exec.Result{Text: text, IsError: res.IsError}, nil
+}
+
+// localCodes are the JSON-RPC errors the SDK makes itself when the
+// connection fails; any other is the server's answer.
+var localCodes = map[int64]bool{
+	-32001: true, // unknown error
+	-32003: true, // client is closing
+	-32004: true, // server is closing
+	-32005: true, // rejected by transport
 }
 
 func (c *Client) dead() bool { return c.proc != nil && c.proc.hasExited() }

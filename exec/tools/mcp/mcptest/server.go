@@ -46,7 +46,7 @@ const ConfigureSchema = `{"type":"object","properties":{
 const ChooseEnvSchema = `{"type":"object","properties":{"env":{"type":"string","title":"Environment","enum":["staging","production"]}},"required":["env"]}`
 
 // LoginSchema holds a secret field.
-const LoginSchema = `{"type":"object","properties":{"user":{"type":"string","title":"User"},"password":{"type":"string","title":"Password","format":"password"}},"required":["user","password"]}`
+const LoginSchema = `{"type":"object","properties":{"user":{"type":"string","title":"User"},"password":{"type":"string","title":"Password","writeOnly":true}},"required":["user","password"]}`
 
 // NewServer returns the test server.
 func NewServer(opts Options) *mcp.Server {
