@@ -184,6 +184,9 @@ func (c *Client) start(ctx context.Context) error {
 	client.AddRoots(c.roots()...)
 	session, err := connect(ctx, client, transport, c.proc)
 	if err != nil {
+		if ctx.Err() != nil {
+			return err // the handshake's time is up; the server may well be alive
+		}
 		return c.died(err)
 	}
 	c.session = session
@@ -300,9 +303,11 @@ func (c *Client) Close() error {
 				_ = c.session.Close()
 				close(done)
 			}()
+			// A remote session's close is a courtesy (an HTTP DELETE a
+			// busy server may hold): it gets a second, not the run's end.
 			select {
 			case <-done:
-			case <-time.After(c.grace() + time.Second):
+			case <-time.After(time.Second):
 			}
 		}
 	})

@@ -351,6 +351,7 @@ func TestTimeout(t *testing.T) {
 		c := start(t, s, Options{Asker: slowAsker})
 
 		begin := time.Now()
+		defer func() { t.Logf("took %s", time.Since(begin)) }()
 		res, err := call(t, c, "slow", `{"ms":5000}`)
 		if err != nil || !res.IsError || !strings.Contains(res.Text, "did not finish within its timeout (300ms") {
 			t.Fatalf("slow: %+v %v", res, err)
@@ -358,6 +359,7 @@ func TestTimeout(t *testing.T) {
 		if d := time.Since(begin); d > 3*time.Second {
 			t.Errorf("the timeout took %s", d)
 		}
+		t.Logf("timeout after %s", time.Since(begin))
 		// The server is still usable.
 		if res, err := call(t, c, "slow", `{"ms":10}`); err != nil || res.Text != "slept 10 ms" {
 			t.Fatalf("after a timeout: %+v %v", res, err)
@@ -368,6 +370,7 @@ func TestTimeout(t *testing.T) {
 		if err != nil || res.Text != `{"action":"accept","content":{"env":"staging"}}` {
 			t.Fatalf("elicitation under a timeout: %+v %v", res, err)
 		}
+		t.Logf("elicitation done after %s", time.Since(begin))
 		// ... but the work after the answer still counts.
 		res, err = call(t, c, "choose_env", `{"after_ms":3000}`)
 		if err != nil || !res.IsError || !strings.Contains(res.Text, "timeout") {
@@ -515,4 +518,44 @@ func groupMembers(pg int) []string {
 		}
 	}
 	return out
+}
+
+func TestCancelWhileAsking(t *testing.T) {
+	each(t, true, func(t *testing.T, s Server) {
+		asked := make(chan struct{})
+		c := start(t, s, Options{Asker: askerFunc(func(ctx context.Context, q prompt.Question) (prompt.Answer, error) {
+			close(asked)
+			<-ctx.Done() // a person who never answers
+			return prompt.Answer{}, ctx.Err()
+		})})
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			<-asked
+			cancel() // the run is interrupted
+		}()
+		begin := time.Now()
+		_, err := tool(t, c, "configure").Call(ctx, exec.ToolCall{ID: "c", Arguments: json.RawMessage(`{}`)})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+		if d := time.Since(begin); d > 3*time.Second {
+			t.Errorf("took %s", d)
+		}
+		// Close with a call in flight returns too.
+		go func() {
+			_, _ = tool(t, c, "slow").Call(context.Background(), exec.ToolCall{Arguments: json.RawMessage(`{"ms":60000}`)})
+		}()
+		time.Sleep(100 * time.Millisecond)
+		begin = time.Now()
+		c.Close()
+		if d := time.Since(begin); d > 4*time.Second {
+			t.Errorf("Close took %s", d)
+		}
+	})
+}
+
+type askerFunc func(ctx context.Context, q prompt.Question) (prompt.Answer, error)
+
+func (f askerFunc) Ask(ctx context.Context, q prompt.Question) (prompt.Answer, error) {
+	return f(ctx, q)
 }

@@ -1,6 +1,8 @@
 package mcptest
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -41,7 +43,9 @@ type buildError struct {
 	err error
 }
 
-func (e *buildError) Error() string { return "building " + Package + ": " + e.err.Error() + "\n" + e.out }
+func (e *buildError) Error() string {
+	return "building " + Package + ": " + e.err.Error() + "\n" + e.out
+}
 
 // HTTPServer is the test server over streamable HTTP (and SSE).
 type HTTPServer struct {
@@ -66,14 +70,19 @@ func NewHTTP(t testing.TB, opts Options) *HTTPServer {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	mux.Handle("/sse", mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil))
-	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.crashed.Load() {
 			dropConnection(w)
 			return
 		}
 		mux.ServeHTTP(w, r)
 	}))
+	// Requests (and the tool calls they carry) end with the test.
+	base, cancel := context.WithCancel(context.Background())
+	h.srv.Config.BaseContext = func(net.Listener) context.Context { return base }
+	h.srv.Start()
 	t.Cleanup(func() {
+		cancel()
 		h.srv.CloseClientConnections()
 		h.srv.Close()
 	})
@@ -100,4 +109,3 @@ func dropConnection(w http.ResponseWriter) {
 		_ = conn.Close()
 	}
 }
-
