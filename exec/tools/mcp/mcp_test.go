@@ -465,8 +465,8 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 			if err := c.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if left := groupMembers(pg); len(left) > 0 {
-				t.Errorf("process group %d still has %v after Close", pg, left)
+			if groupAlive(pg) {
+				t.Errorf("process group %d still has processes after Close", pg)
 			}
 			if err := c.Close(); err != nil {
 				t.Errorf("second Close: %v", err)
@@ -495,67 +495,4 @@ func TestSecrets(t *testing.T) {
 			t.Errorf("login: %+v %v", res, err)
 		}
 	})
-}
-
-// groupMembers lists the live (not zombie) processes of process group pg.
-func groupMembers(pg int) []string {
-	entries, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range entries {
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 2 && f[2] == fmt.Sprint(pg) && f[0] != "Z" {
-			out = append(out, e.Name()+" "+s[:i+1])
-		}
-	}
-	return out
-}
-
-func TestCancelWhileAsking(t *testing.T) {
-	each(t, true, func(t *testing.T, s Server) {
-		asked := make(chan struct{})
-		c := start(t, s, Options{Asker: askerFunc(func(ctx context.Context, q prompt.Question) (prompt.Answer, error) {
-			close(asked)
-			<-ctx.Done() // a person who never answers
-			return prompt.Answer{}, ctx.Err()
-		})})
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			<-asked
-			cancel() // the run is interrupted
-		}()
-		begin := time.Now()
-		_, err := tool(t, c, "configure").Call(ctx, exec.ToolCall{ID: "c", Arguments: json.RawMessage(`{}`)})
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("err = %v, want context.Canceled", err)
-		}
-		if d := time.Since(begin); d > 3*time.Second {
-			t.Errorf("took %s", d)
-		}
-		// Close with a call in flight returns too.
-		go func() {
-			_, _ = tool(t, c, "slow").Call(context.Background(), exec.ToolCall{Arguments: json.RawMessage(`{"ms":60000}`)})
-		}()
-		time.Sleep(100 * time.Millisecond)
-		begin = time.Now()
-		c.Close()
-		if d := time.Since(begin); d > 4*time.Second {
-			t.Errorf("Close took %s", d)
-		}
-	})
-}
-
-type askerFunc func(ctx context.Context, q prompt.Question) (prompt.Answer, error)
-
-func (f askerFunc) Ask(ctx context.Context, q prompt.Question) (prompt.Answer, error) {
-	return f(ctx, q)
 }

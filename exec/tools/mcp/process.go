@@ -42,7 +42,7 @@ func startProcess(s Server, opts Options) (*process, sdk.Transport, error) {
 	cmd := exec.Command(s.Command, s.Args...)
 	cmd.Dir = s.WorkingDir
 	cmd.Env = environ(opts.Environ, s.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procAttr()
 	p := &process{cmd: cmd, stderr: newRing(stderrKeep)}
 	cmd.Stderr = p.stderr
 	stdin, err := cmd.StdinPipe()
@@ -127,10 +127,17 @@ func (p *process) stop(grace time.Duration) error {
 	_ = syscall.Kill(-pg, syscall.SIGKILL)
 	select {
 	case <-p.exitedCtx.Done():
-		return nil
 	case <-time.After(5 * time.Second):
 		return fmt.Errorf("process group %d did not exit after SIGKILL", pg)
 	}
+	// SIGKILL is delivered, not yet acted on: wait for the members.
+	for end := time.Now().Add(time.Second); groupAlive(pg); {
+		if time.Now().After(end) {
+			return fmt.Errorf("process group %d still has processes after SIGKILL", pg)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
 }
 
 // ring keeps the last bytes written to it.
