@@ -31,10 +31,11 @@ type Option struct {
 
 // Question is the canonical question (DESIGN §4).
 type Question struct {
-	ID     string `json:"prompt_id"` // assigned by the Asker: p1, p2, ...
-	CallID string `json:"call_id"`   // the tool call asking
-	Tool   string `json:"tool"`      // the tool name the model called
-	Index  int    `json:"index"`     // position among the questions of one call
+	ID     string `json:"prompt_id"`        // assigned by the Asker: p1, p2, ...
+	CallID string `json:"call_id"`          // the tool call asking
+	Tool   string `json:"tool"`             // the tool name the model called
+	Server string `json:"server,omitempty"` // the MCP server of Tool ("" for built-in tools)
+	Index  int    `json:"index"`            // position among the questions of one call
 	Count  int    `json:"count"`
 
 	Kind     Kind     `json:"kind"`

@@ -1,0 +1,37 @@
+// Command mcptest-server is the MCP test server over stdio.
+//
+//	mcptest-server [-legacy] [-stderr TEXT] [-fail]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/hitl-dev/hitl/exec/tools/mcp/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	legacy := flag.Bool("legacy", false, "speak protocol 2025-11-25 (elicitation/create during a call)")
+	say := flag.String("stderr", "", "write this line to stderr at start")
+	fail := flag.Bool("fail", false, "write to stderr and exit 3 before the handshake")
+	hang := flag.Bool("hang", false, "never answer the handshake")
+	flag.Parse()
+	if *say != "" {
+		fmt.Fprintln(os.Stderr, *say)
+	}
+	if *fail {
+		fmt.Fprintln(os.Stderr, "mcptest: cannot open the database: permission denied")
+		os.Exit(3)
+	}
+	if *hang {
+		select {}
+	}
+	s := mcptest.NewServer(mcptest.Options{Legacy: *legacy, Crash: func() { os.Exit(2) }})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "mcptest:", err)
+		os.Exit(1)
+	}
+}
