@@ -179,6 +179,9 @@ func parseIgnoreLine(line string) *ignorePattern {
 	for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, `\ `) {
 		line = line[:len(line)-1]
 	}
+	if line == "" {
+		return nil
+	}
 	p := &ignorePattern{}
 	if line[0] == '!' {
 		p.neg = true

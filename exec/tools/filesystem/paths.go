@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // root is a directory the toolset may touch: the working directory or one
@@ -125,7 +126,7 @@ func resolveExisting(abs string) (string, error) {
 			}
 			return filepath.Join(real, rest), nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			// A symlink loop, a parent that is a file, no permission.
 			return "", err
 		}

@@ -119,7 +119,10 @@ func (t *Toolset) readText(p string, limit int) fileText {
 // (no escape by a symlink swapped in) without blocking, and anything but a
 // regular file (a directory, a FIFO, a device) is refused.
 func (tg target) readRegular(limit int) ([]byte, int64, error) {
-	f, err := tg.root.os.OpenFile(tg.rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err := tg.notSymlink(); err != nil {
+		return nil, 0, err
+	}
+	f, err := tg.root.os.OpenFile(tg.rel, os.O_RDONLY|syscall.O_NONBLOCK|oNoFollow, 0)
 	if err != nil {
 		return nil, 0, tg.opError(err)
 	}
@@ -141,11 +144,26 @@ func (tg target) readRegular(limit int) ([]byte, int64, error) {
 	return data, st.Size(), nil
 }
 
+// notSymlink refuses a checked path that ends in a symlink: resolve
+// followed every symlink that leads somewhere, so one left leads nowhere
+// (or was swapped in after the check). It is never followed.
+func (tg target) notSymlink() error {
+	if st, err := tg.root.os.Lstat(tg.rel); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symlink that leads nowhere inside the working directory: not followed", tg.given)
+	}
+	return nil
+}
+
 // opError words an error of the root's file operation: an escape found
 // at the moment of use (a symlink swapped in after the check) is said so.
 func (tg target) opError(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return err
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		// The checked path ends in a symlink only when it leads nowhere or
+		// was swapped in after the check: never followed.
+		return fmt.Errorf("%s is a symlink that leads nowhere inside the working directory: not followed", tg.given)
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes") {

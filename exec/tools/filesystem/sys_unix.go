@@ -24,7 +24,7 @@ func rmdir(r *os.Root, rel string) error {
 	}
 	defer parent.Close()
 	if err := unix.Unlinkat(int(parent.Fd()), filepath.Base(rel), unix.AT_REMOVEDIR); err != nil {
-		return &os.PathError{Op: "rmdir", Path: rel, Err: err}
+		return err
 	}
 	return nil
 }

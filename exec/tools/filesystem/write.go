@@ -65,7 +65,10 @@ func (c current) state() approvedState {
 // readCurrent reads the file tg names as it is now: missing is fine (a new
 // file); a directory or anything but a regular file is an error.
 func (tg target) readCurrent() (current, error) {
-	f, err := tg.root.os.OpenFile(tg.rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err := tg.notSymlink(); err != nil {
+		return current{}, err
+	}
+	f, err := tg.root.os.OpenFile(tg.rel, os.O_RDONLY|syscall.O_NONBLOCK|oNoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return current{mode: 0o644}, nil
 	}
