@@ -50,6 +50,8 @@ const (
 	MaxTreeEntries = 1000
 	// MaxMatches bounds search_files_content's match lines.
 	MaxMatches = 200
+	// maxPaths bounds the paths of one read_multiple_files call.
+	maxPaths = 1000
 	// MaxResult bounds the text of a listing, tree or search result.
 	MaxResult = 64 << 10
 	// DefaultPostEditTimeout bounds one post_edit command.

@@ -801,3 +801,28 @@ func TestWriteReplacesHardLinksAndKeepsMode(t *testing.T) {
 		t.Errorf("temporary files left: %v", ents)
 	}
 }
+
+func TestSymlinkRetargetedAfterApprovalIsRefused(t *testing.T) {
+	dir := tree(t, map[string]string{"one/a.txt": "same\n", "two/a.txt": "same\n"})
+	link := filepath.Join(dir, "cur")
+	if err := os.Symlink("one", link); err != nil {
+		t.Fatal(err)
+	}
+	tools := toolset(t, filesystem.Options{WorkingDir: dir})
+	args := map[string]any{"path": "cur/a.txt", "content": "new\n"}
+	a, _, err := approval(t, tools["write_file"], args)
+	if err != nil || a.Args["path"] != "one/a.txt" {
+		t.Fatalf("Approval: %v %v", a.Args, err)
+	}
+	os.Remove(link)
+	if err := os.Symlink("two", link); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, tools["write_file"], args)
+	if !res.IsError || !strings.Contains(res.Text, "now leads to two/a.txt, not to one/a.txt") {
+		t.Fatalf("got %+v", res)
+	}
+	if readFile(t, filepath.Join(dir, "two/a.txt")) != "same\n" {
+		t.Fatal("two/a.txt written")
+	}
+}

@@ -51,6 +51,9 @@ func (t *Toolset) readMultipleFiles(ctx context.Context, raw json.RawMessage) (e
 	if len(a.Paths) == 0 {
 		return errorResult("paths is empty: give the files to read"), nil
 	}
+	if len(a.Paths) > maxPaths {
+		return errorResult("paths names %d files; read at most %d in one call", len(a.Paths), maxPaths), nil
+	}
 	type pathContent struct {
 		Path    string `json:"path"`
 		Content string `json:"content"`

@@ -41,6 +41,7 @@ type pathsArgs struct {
 // file changed between the approval and the write is refused, so what is
 // written is always the change that was shown.
 type approvedState struct {
+	where  string // the path as rules saw it
 	exists bool
 	sum    [32]byte
 }
@@ -58,8 +59,8 @@ type current struct {
 	note   string // why data is not text (binary, too large), "" if it is
 }
 
-func (c current) state() approvedState {
-	return approvedState{exists: c.exists, sum: sha256.Sum256(c.data)}
+func (c change) state() approvedState {
+	return approvedState{where: c.tg.ruleName(), exists: c.cur.exists, sum: sha256.Sum256(c.cur.data)}
 }
 
 // readCurrent reads the file tg names as it is now: missing is fine (a new
@@ -213,7 +214,7 @@ func (t *Toolset) changeApproval(call exec.ToolCall, name string) (exec.Approval
 	if err != nil {
 		return exec.Approval{}, err
 	}
-	t.remember(call.ID, c.cur.state())
+	t.remember(call.ID, c.state())
 	return exec.Approval{
 		Args: map[string]any{"path": c.tg.ruleName()},
 		Show: showChange(name, c),
@@ -262,7 +263,10 @@ func (t *Toolset) applyChange(ctx context.Context, call exec.ToolCall, name stri
 	if err != nil {
 		return errorResult("%v", err), nil
 	}
-	if approved && saw != c.cur.state() {
+	if approved && saw.where != c.tg.ruleName() {
+		return errorResult("%s now leads to %s, not to %s as when its change was approved (a symlink changed); nothing was written", c.tg.given, c.tg.ruleName(), saw.where), nil
+	}
+	if approved && saw != c.state() {
 		return errorResult("%s changed after its change was approved; nothing was written. Read it again and make the change anew", c.tg.given), nil
 	}
 	if err := ctx.Err(); err != nil {
