@@ -49,18 +49,16 @@ func ApprovalQuestion(message string, session bool) prompt.Question {
 	}
 	schema, _ := json.Marshal(map[string]any{"type": "string", "enum": ids})
 	return prompt.Question{
-		Kind:        prompt.KindChoice,
-		Message:     message,
-		Options:     opts,
-		Custom:      true,
-		Default:     json.RawMessage(`"no"`),
-		Schema:      schema,
-		Consent:     true,
-		SafeDefault: true,
-		NoStop:      true,
-		// A command interrupted before its result (Ctrl-C) runs again on
-		// resume only if a person approves it again.
-		NoReplay: true,
+		Kind:    prompt.KindChoice,
+		Message: message,
+		Options: opts,
+		Custom:  true,
+		Default: json.RawMessage(`"no"`),
+		Schema:  schema,
+		// Never defaulted nor replayed: a command interrupted before its
+		// result (Ctrl-C) runs again on resume only if a person approves
+		// it again.
+		Consent: prompt.ConsentApproval,
 	}
 }
 

@@ -1,6 +1,7 @@
 package permissions
 
 import (
+	"github.com/hitl-dev/hitl/prompt"
 	"strings"
 	"testing"
 )
@@ -197,7 +198,7 @@ func TestApprovalQuestionIsNeverReplayed(t *testing.T) {
 	// A session never answers an approval again: a command interrupted
 	// before its result runs again only if a person approves it again.
 	q := ApprovalQuestion("Run this command?", true)
-	if !q.NoReplay || !q.Consent || !q.NoStop || !q.SafeDefault {
+	if q.Consent != prompt.ConsentApproval || q.Replayable() || q.Defaultable() || !q.StopsUnanswered() || !q.PreselectDefault() {
 		t.Fatalf("approval question flags: %+v", q)
 	}
 }

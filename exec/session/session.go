@@ -433,7 +433,7 @@ func NewReplay(l *Loaded, calls []exec.ToolCall) *Replay {
 
 // Answer returns the recorded answer of q's call and index, once.
 func (r *Replay) Answer(q prompt.Question) (prompt.Answer, bool, error) {
-	if q.NoReplay {
+	if !q.Replayable() {
 		return prompt.Answer{}, false, nil
 	}
 	a, ok := r.answers[q.CallID][q.Index]
