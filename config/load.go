@@ -14,7 +14,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/hitl-dev/hitl/exec/permissions"
+	"github.com/hitl-dev/hitl/exec/permissions/rule"
 	"gopkg.in/yaml.v3"
 )
 
@@ -332,8 +332,8 @@ func (l *loader) permissions(n *yaml.Node) {
 	p := &l.cfg.Permissions
 	l.eachKey(n, "permissions key", permissionKeys, nil, func(key string, k, v *yaml.Node) {
 		list := l.strings(v)
-		for i, rule := range list {
-			if _, err := permissions.ParseRule(rule); err != nil {
+		for i, text := range list {
+			if _, err := rule.Parse(text); err != nil {
 				l.errorf(v.Content[i], "permissions.%s: %v", key, err)
 			}
 		}

@@ -80,7 +80,7 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 }
 
 // askerOf avoids a nil *prompt.Asker inside a non-nil interface.
-func askerOf(d Deps) permissions.Asker {
+func askerOf(d Deps) prompt.Questioner {
 	if d.Asker == nil {
 		return nil
 	}

@@ -76,7 +76,7 @@ func TestApprovals(t *testing.T) {
 		steps   []step
 	}{
 		{name: "nobody to ask", steps: []step{
-			{cmd: "touch made", wantAsked: true, wantText: "not approved: " + permissions.Nobody},
+			{cmd: "touch made", wantAsked: true, wantText: "not approved: " + prompt.NobodyToApprove},
 		}},
 		{name: "once", answers: []prompt.Answer{choose("once")}, steps: []step{
 			{cmd: "touch made", wantRun: true, wantAsked: true},

@@ -1,18 +1,20 @@
-package permissions
+package prompt
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/hitl-dev/hitl/prompt"
 )
 
-// Asker asks a canonical question (prompt.Asker).
-type Asker interface {
-	Ask(ctx context.Context, q prompt.Question) (prompt.Answer, error)
+// Questioner asks a canonical question (an *Asker): what a tool that asks
+// for approval needs.
+type Questioner interface {
+	Ask(ctx context.Context, q Question) (Answer, error)
 }
+
+// An approval is a canonical question (DESIGN §4): "run this?" with the
+// options once / session / no, of consent kind ConsentApproval.
 
 // Approval is a person's answer to "run this?".
 type Approval struct {
@@ -25,31 +27,32 @@ type Approval struct {
 
 // The option ids of an approval question.
 const (
-	Once    = "once"
-	Session = "session"
-	No      = "no"
+	ApproveOnce    = "once"
+	ApproveSession = "session"
+	ApproveNo      = "no"
 )
 
-// Nobody is what the model is told when nobody could approve.
-const Nobody = "no one was available to approve; allow it in permissions or run with --yolo"
+// NobodyToApprove is what the model is told when nobody could approve.
+const NobodyToApprove = "no one was available to approve; allow it in permissions or run with --yolo"
 
 // ApprovalQuestion makes the consent question for a call: a choice of
-// once / session (when session is true) / no, defaulting to no, never
-// defaulted and never stopping the run when unanswered. Free text is taken
-// as a refusal with feedback.
-func ApprovalQuestion(message string, session bool) prompt.Question {
-	opts := []prompt.Option{{ID: Once, Label: "Yes, once"}}
+// once / session (when session is true) / no, defaulting to hitl's "no",
+// of kind ConsentApproval (never defaulted, never replayed; nobody to ask
+// stops the run under --unanswered stop). Free text is taken as a refusal
+// with feedback.
+func ApprovalQuestion(message string, session bool) Question {
+	opts := []Option{{ID: ApproveOnce, Label: "Yes, once"}}
 	if session {
-		opts = append(opts, prompt.Option{ID: Session, Label: "Yes, for this session"})
+		opts = append(opts, Option{ID: ApproveSession, Label: "Yes, for this session"})
 	}
-	opts = append(opts, prompt.Option{ID: No, Label: "No"})
+	opts = append(opts, Option{ID: ApproveNo, Label: "No"})
 	ids := make([]string, len(opts))
 	for i, o := range opts {
 		ids[i] = o.ID
 	}
 	schema, _ := json.Marshal(map[string]any{"type": "string", "enum": ids})
-	return prompt.Question{
-		Kind:    prompt.KindChoice,
+	return Question{
+		Kind:    KindChoice,
 		Message: message,
 		Options: opts,
 		Custom:  true,
@@ -58,26 +61,26 @@ func ApprovalQuestion(message string, session bool) prompt.Question {
 		// Never defaulted nor replayed: a command interrupted before its
 		// result (Ctrl-C) runs again on resume only if a person approves
 		// it again.
-		Consent: prompt.ConsentApproval,
+		Consent: ConsentApproval,
 	}
 }
 
 // AskApproval asks q (from ApprovalQuestion) and interprets the answer. what
 // names the thing approved in refusals ("command", "call"). Errors are the
 // asker's (an interrupt, a bad answer line): they stop the run.
-func AskApproval(ctx context.Context, asker Asker, q prompt.Question, what string) (Approval, error) {
+func AskApproval(ctx context.Context, asker Questioner, q Question, what string) (Approval, error) {
 	if asker == nil {
-		return Approval{Refusal: fmt.Sprintf("the %s was not run: it was not approved: %s", what, Nobody)}, nil
+		return Approval{Refusal: fmt.Sprintf("the %s was not run: it was not approved: %s", what, NobodyToApprove)}, nil
 	}
 	ans, err := asker.Ask(ctx, q)
 	if err != nil {
 		return Approval{}, err
 	}
 	if ans.Unanswered() {
-		return Approval{Refusal: fmt.Sprintf("the %s was not run: it was not approved: %s", what, Nobody)}, nil
+		return Approval{Refusal: fmt.Sprintf("the %s was not run: it was not approved: %s", what, NobodyToApprove)}, nil
 	}
 	refused := fmt.Sprintf("the user did not approve this %s; it was not run", what)
-	if ans.Action != prompt.Accept {
+	if ans.Action != Accept {
 		return Approval{Refusal: refused}, nil
 	}
 	if text := strings.TrimSpace(ans.Text); text != "" {
@@ -86,9 +89,9 @@ func AskApproval(ctx context.Context, asker Asker, q prompt.Question, what strin
 	var id string
 	_ = json.Unmarshal(ans.Content, &id)
 	switch id {
-	case Once:
+	case ApproveOnce:
 		return Approval{Approved: true}, nil
-	case Session:
+	case ApproveSession:
 		return Approval{Approved: true, Session: true}, nil
 	}
 	return Approval{Refusal: refused}, nil
