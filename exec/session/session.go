@@ -229,36 +229,25 @@ func (j *Journal) End(s exec.Status) {
 	j.write(record{Kind: "end", Status: s})
 }
 
-// open holds the journals of this process that are not closed yet, so
-// FlushAll can save them when hitl must exit at once.
-var open sync.Map // *Journal → struct{}
-
 func newJournal(path string, f *os.File) *Journal {
-	j := &Journal{path: path, f: f, w: bufio.NewWriterSize(f, 64*1024)}
-	open.Store(j, struct{}{})
-	return j
+	return &Journal{path: path, f: f, w: bufio.NewWriterSize(f, 64*1024)}
 }
 
-// FlushAll writes out and syncs every open journal: for a second Ctrl-C,
-// which exits without unwinding, so the run stays resumable from its last
-// completed step.
-func FlushAll() {
-	open.Range(func(k, _ any) bool {
-		j := k.(*Journal)
-		j.mu.Lock()
-		if j.f != nil && j.w.Flush() == nil {
-			_ = j.f.Sync()
-		}
-		j.mu.Unlock()
-		return true
-	})
+// Flush writes out and syncs the journal without closing it: for a second
+// Ctrl-C, which exits without unwinding, so the run stays resumable from
+// its last completed step (the run registers it in its signal context).
+func (j *Journal) Flush() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f != nil && j.w.Flush() == nil {
+		_ = j.f.Sync()
+	}
 }
 
 // Close flushes and syncs the journal and releases the lock.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	open.Delete(j)
 	if j.f == nil {
 		return j.err
 	}

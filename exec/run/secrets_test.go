@@ -1,4 +1,4 @@
-package cmd
+package run
 
 import (
 	"context"
@@ -44,8 +44,7 @@ func TestReaskSecretsOnlyThoseTheModelHolds(t *testing.T) {
 	fe := &asked{}
 	secrets := &prompt.Secrets{}
 	asker := &prompt.Asker{FrontEnd: fe, Secrets: secrets, Unanswered: prompt.UnansweredStop}
-	opts := &ExecOptions{IO: &IOStreams{ErrOut: io.Discard}}
-	if err := reaskSecrets(context.Background(), opts, asker, loaded, msgs); err != nil {
+	if err := reaskSecrets(context.Background(), asker, loaded, msgs, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
