@@ -18,7 +18,7 @@ import (
 
 // These tests run the real hitl (installed on PATH by testscript's TestMain)
 // and signal it, as a person pressing Ctrl-C or a CI runner stopping a job
-// would (issue 2: signals; issue 4: resume after a stop).
+// would, and check the run stops cleanly and resumes.
 
 // stubbornAgent runs a command that ignores SIGTERM, so the first Ctrl-C
 // has to wait out the shell toolset's grace period before SIGKILL.
@@ -118,7 +118,7 @@ func running(pid int) bool {
 
 // A second Ctrl-C exits at once: without waiting out the grace period of a
 // command that ignores SIGTERM, killing it, keeping the session.
-func TestAuditSecondCtrlCExitsAtOnce(t *testing.T) {
+func TestSecondCtrlCExitsAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(stubbornAgent), 0o644); err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ agents:
 
 // A run stopped by Ctrl-C or SIGTERM resumes from its last completed step:
 // the finished step 1 is not run again, the interrupted step 2 is.
-func TestAuditResumeAfterSignal(t *testing.T) {
+func TestResumeAfterSignal(t *testing.T) {
 	for _, tt := range []struct {
 		sig  syscall.Signal
 		code int
@@ -219,8 +219,8 @@ func TestAuditResumeAfterSignal(t *testing.T) {
 }
 
 // hitl ask --default: the default is offered on the terminal, so Enter
-// takes it (issue 4: hitl ask flags).
-func TestAuditAskDefaultOnTTY(t *testing.T) {
+// takes it.
+func TestAskDefaultOnTTY(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		args []string
