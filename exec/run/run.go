@@ -185,7 +185,8 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	}
 	if r.loaded != nil {
 		runner.Before = func(ctx context.Context) error {
-			return reaskSecrets(ctx, asker, r.loaded, r.state.Messages, r.opts.Notices)
+			_, results := toolResults(r.state.Messages)
+			return asker.Secrets.Reask(ctx, asker, r.loaded.Secrets, results, r.opts.Notices)
 		}
 	}
 	outcome, runErr := runner.Run(ctx, r.state)
@@ -279,7 +280,8 @@ func (r *Run) asker() *prompt.Asker {
 		pending := exec.PendingCalls(r.state.Messages)
 		a.Sources = append(a.Sources, session.NewReplay(r.loaded, pending))
 		a.SetNext(r.loaded.NextPrompt(pending))
-		reserveLostSecrets(a.Secrets, r.state.Messages)
+		texts, _ := toolResults(r.state.Messages)
+		a.Secrets.ReserveSeen(texts)
 	}
 	if r.opts.Answers != nil {
 		a.Sources = append(a.Sources, r.opts.Answers)

@@ -85,65 +85,21 @@ func (j *Journal) Requested(q prompt.Question) {
 	j.write(record{Kind: "question", CallID: q.CallID, Index: q.Index, PromptID: q.ID})
 }
 
-// SecretQuestion is a secret question answered before a stop: the question
-// (never the value) and the placeholder number the model holds for it.
-type SecretQuestion struct {
-	N        int             `json:"n"`
-	Question prompt.Question `json:"question"`
-}
+// SecretQuestion is a secret question answered before a stop (the
+// question, never the value, and its placeholder number).
+type SecretQuestion = prompt.SecretRecord
 
 // Answered records an answer, unless it holds a secret: for a secret, only
-// the question and its placeholder number, so a resumed run asks it again.
+// the question and its placeholder number (prompt.SecretRecords), so a
+// resumed run asks it again.
 func (j *Journal) Answered(q prompt.Question, a prompt.Answer) {
-	if q.Secret || hasSecretFields(q) {
-		j.secretAsked(q, a)
+	if prompt.HasSecret(q) {
+		for _, sq := range prompt.SecretRecords(q, a) {
+			j.write(record{Kind: "secret", Secret: &sq})
+		}
 		return
 	}
 	j.write(record{Kind: "answer", CallID: q.CallID, Index: q.Index, PromptID: q.ID, Answer: &a})
-}
-
-// secretAsked records the secret questions of an accepted answer with the
-// placeholder numbers the model got: the question itself, or each secret
-// field of a form as a question of its own.
-func (j *Journal) secretAsked(q prompt.Question, a prompt.Answer) {
-	if a.Action != prompt.Accept {
-		return
-	}
-	record := func(sq prompt.Question, content json.RawMessage) {
-		var p string
-		if json.Unmarshal(content, &p) != nil {
-			return
-		}
-		if n := prompt.PlaceholderNumber(p); n > 0 {
-			sq.SecretSlot = 0
-			j.write(record{Kind: "secret", Secret: &SecretQuestion{N: n, Question: sq}})
-		}
-	}
-	if q.Secret {
-		record(q, a.Content)
-		return
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(a.Content, &fields) != nil {
-		return
-	}
-	for _, f := range q.Fields {
-		if f.Question.Secret {
-			fq := f.Question
-			fq.CallID, fq.Tool, fq.Secret = q.CallID, q.Tool, true
-			fq.Message = q.Message + ": " + fq.Message
-			record(fq, fields[f.Name])
-		}
-	}
-}
-
-func hasSecretFields(q prompt.Question) bool {
-	for _, f := range q.Fields {
-		if f.Question.Secret {
-			return true
-		}
-	}
-	return false
 }
 
 // Approval records a shell command approved for the session.
