@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/prompt"
 	"github.com/spf13/cobra"
 )
@@ -70,30 +71,29 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	if err != nil {
 		return err
 	}
-	opts.Unanswered = string(prompt.UnansweredStop) // nobody answered: exit 4
-	progress := &humanSink{err: opts.IO.ErrOut, showQuestions: mode != "tty"}
-	asker, closeFE, err := newAsker(opts.IO, &opts.PromptOptions, mode, progress, true)
+	// The flags alone: hitl ask has no --unanswered (nobody answered:
+	// exit 4).
+	prompting, closeFE, err := newPrompting(opts.IO, &opts.PromptOptions, mode, true)
 	if err != nil {
 		return err
 	}
 	defer closeFE()
-	asker.Secrets = nil // the answer is for the calling script: print it
-	ans, err := asker.Ask(ctx, q)
+	progress := &humanSink{err: opts.IO.ErrOut, showQuestions: mode != "tty"}
+	ans, q, err := run.Ask(ctx, prompting, progress, q)
 	if err != nil {
 		if ctx.Err() != nil && context.Cause(ctx) != nil {
 			return context.Cause(ctx)
 		}
 		return err
 	}
-	q.ID = fmt.Sprintf("p%d", asker.Next())
 	if err := printAnswer(opts, q, ans); err != nil {
 		return err
 	}
 	if ans.Action != prompt.Accept {
-		return &outcomeError{outcome: exec.Outcome{Status: exec.StatusCancelled, Text: "the question was " + pastTense(ans.Action)}}
+		return &run.OutcomeError{Outcome: exec.Outcome{Status: exec.StatusCancelled, Text: "the question was " + pastTense(ans.Action)}}
 	}
 	if q.Kind == prompt.KindConfirm && string(ans.Content) == "false" {
-		return &outcomeError{outcome: exec.Outcome{Status: exec.StatusRejected, Text: "answered no"}}
+		return &run.OutcomeError{Outcome: exec.Outcome{Status: exec.StatusRejected, Text: "answered no"}}
 	}
 	return nil
 }

@@ -2,21 +2,13 @@ package cmd
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"regexp"
-	"runtime"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
-	"github.com/hitl-dev/hitl/prompt"
+	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/termtext"
 	"github.com/spf13/cobra"
 )
@@ -85,7 +77,13 @@ func addRunFlags(c *cobra.Command, opts *ExecOptions, isExec bool) {
 }
 
 func execRun(ctx context.Context, opts *ExecOptions) error {
-	start := time.Now()
+	if err := checkRunFlags(opts); err != nil {
+		return err
+	}
+	msg, err := messageText(opts)
+	if err != nil {
+		return err
+	}
 	cfg, err := config.Load(opts.AgentFile, opts.IO.LookupEnv)
 	if err != nil {
 		return err
@@ -94,39 +92,30 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 	if err != nil {
 		return err
 	}
-	message, err := firstMessage(agent, opts)
+	message, err := run.FirstMessage(agent, msg)
 	if err != nil {
 		return err
 	}
-	runID := newRunID()
-	journal, err := createSession(opts, cfg, agent, runID, message)
+	modelCfg, err := modelFor(cfg, agent, opts.Models)
 	if err != nil {
 		return err
 	}
-	return runAgent(ctx, opts, &runSpec{
-		start:   start,
-		cfg:     cfg,
-		agent:   agent,
-		runID:   runID,
-		message: message,
-		journal: journal,
-		keep:    opts.Session != "",
-		state:   &exec.State{Messages: []exec.Message{{Role: exec.RoleUser, Text: message}}},
+	return runAgent(ctx, opts, func(ro run.Options) (*run.Run, error) {
+		ro.Model, ro.Session = modelCfg, opts.Session
+		return run.New(cfg, agent, message, ro)
 	})
 }
 
 // newSinks returns the event sink for the run, and the function that reports
-// the end of the run and returns the command's error. broken is called once
-// when stdout is closed, to end the run as a signal would (DESIGN §6).
-func newSinks(opts *ExecOptions, mode string, broken func()) (exec.Sink, func(error, exec.Outcome, *exec.State, time.Time, string) error) {
+// the end of the run (run.finished is the run's) and returns the command's
+// error. broken is called once when stdout is closed, to end the run as a
+// signal would (DESIGN §6).
+func newSinks(opts *ExecOptions, mode string, broken func()) (exec.Sink, func(error, exec.Outcome) error) {
 	ios := opts.IO
 	if opts.JSON {
 		js := &jsonSink{w: ios.Out, onBroken: broken}
-		return js, func(runErr error, out exec.Outcome, st *exec.State, start time.Time, sessionPath string) error {
-			fin := finished(runErr, out, st, start)
-			fin.Session = sessionPath
-			js.Emit(exec.Stamp(fin, "run.finished", time.Now()))
-			if runErr == nil && js.err != nil {
+		return js, func(runErr error, _ exec.Outcome) error {
+			if runErr == nil && js.broken() {
 				return &signalError{sig: sigPIPE}
 			}
 			reportOutcome(ios, runErr)
@@ -134,7 +123,7 @@ func newSinks(opts *ExecOptions, mode string, broken func()) (exec.Sink, func(er
 		}
 	}
 	hs := &humanSink{out: ios.Out, err: ios.ErrOut, quiet: opts.Quiet, outIsTTY: ios.IsStdoutTTY(), showQuestions: mode != "tty"}
-	return hs, func(runErr error, out exec.Outcome, st *exec.State, start time.Time, _ string) error {
+	return hs, func(runErr error, out exec.Outcome) error {
 		if runErr == nil && hs.outErr != nil {
 			return &signalError{sig: sigPIPE}
 		}
@@ -149,69 +138,10 @@ func newSinks(opts *ExecOptions, mode string, broken func()) (exec.Sink, func(er
 // reportOutcome tells the person why a run did not succeed; errors are
 // printed by Main.
 func reportOutcome(ios *IOStreams, runErr error) {
-	if o, ok := runErr.(*outcomeError); ok {
-		fmt.Fprintf(ios.ErrOut, "hitl: %s: %s\n", o.outcome.Status, termtext.Text(o.outcome.Text))
+	var o *run.OutcomeError
+	if errors.As(runErr, &o) {
+		fmt.Fprintf(ios.ErrOut, "hitl: %s: %s\n", o.Outcome.Status, termtext.Text(o.Outcome.Text))
 	}
-}
-
-// newAsker builds the run's question machinery: the answers file, the front
-// end of mode, the unanswered policy, events for every question.
-func newAsker(ios *IOStreams, po *PromptOptions, mode string, sink exec.Sink, human bool) (*prompt.Asker, func(), error) {
-	policy, err := prompt.ParseUnanswered(po.Unanswered)
-	if err != nil {
-		return nil, nil, &usageError{err}
-	}
-	if po.PromptTimeout < 0 {
-		return nil, nil, usagef("--prompt-timeout must not be negative")
-	}
-	asker := &prompt.Asker{
-		Timeout:    po.PromptTimeout,
-		Unanswered: policy,
-		Observer:   &promptObserver{sink: sink},
-		Secrets:    &prompt.Secrets{},
-	}
-	if po.Answers != "" {
-		af, err := prompt.LoadAnswers(po.Answers)
-		if err != nil {
-			return nil, nil, err
-		}
-		asker.Sources = append(asker.Sources, af)
-	}
-	var notice io.Writer
-	if human {
-		notice = ios.ErrOut
-	}
-	asker.OnBadAnswer = func(b *prompt.BadAnswerError) {
-		sink.Emit(exec.Stamp(&exec.ErrorEvent{Message: b.Error(), Line: b.Line, PromptID: b.PromptID}, "error", time.Now()))
-	}
-	fe, closer, err := frontEnd(ios, mode, notice)
-	if err != nil {
-		return nil, nil, err
-	}
-	asker.FrontEnd = fe
-	return asker, closer, nil
-}
-
-func finished(runErr error, out exec.Outcome, st *exec.State, start time.Time) *exec.RunFinished {
-	fin := &exec.RunFinished{
-		Status:     Status(runErr),
-		ExitCode:   ExitCode(runErr),
-		Text:       out.Text,
-		Iterations: st.Iterations,
-		Usage:      st.Usage,
-		DurationMS: time.Since(start).Milliseconds(),
-	}
-	if runErr != nil {
-		if o, ok := runErr.(*outcomeError); ok {
-			fin.Text = o.outcome.Text
-		} else {
-			fin.Error = runErr.Error()
-		}
-		if stop, ok := runErr.(*prompt.StopError); ok {
-			fin.PendingPromptID = stop.Question.ID
-		}
-	}
-	return fin
 }
 
 func pickAgent(cfg *config.Config, name string) (*config.Agent, error) {
@@ -219,76 +149,4 @@ func pickAgent(cfg *config.Config, name string) (*config.Agent, error) {
 		return a, nil
 	}
 	return nil, usagef("%s has no agent %q; its agents: %s", cfg.Path, name, strings.Join(cfg.AgentNames(), ", "))
-}
-
-var commandRef = regexp.MustCompile(`^/([A-Za-z0-9_.-]+)(?:\s+(.*))?$`)
-
-// firstMessage builds the first user turn (DESIGN §2).
-func firstMessage(a *config.Agent, opts *ExecOptions) (string, error) {
-	msg := strings.Join(opts.Message, " ")
-	if opts.MessageFile != "" {
-		if len(opts.Message) > 0 {
-			return "", usagef("give the message as arguments or with --message-file, not both")
-		}
-		if opts.MessageFile == "-" {
-			return "", usagef("--message-file -: stdin carries answers to the agent's questions; write the message to a file")
-		}
-		data, err := os.ReadFile(opts.MessageFile)
-		if err != nil {
-			return "", usagef("--message-file: %v", err)
-		}
-		msg = string(data)
-	}
-	if m := commandRef.FindStringSubmatch(strings.TrimSpace(msg)); m != nil && len(a.Commands) > 0 {
-		text, ok := a.Commands[m[1]]
-		if !ok {
-			names := make([]string, 0, len(a.Commands))
-			for n := range a.Commands {
-				names = append(names, "/"+n)
-			}
-			sort.Strings(names)
-			return "", usagef("agent %s has no command /%s; its commands: %s", a.Name, m[1], strings.Join(names, ", "))
-		}
-		if m[2] != "" {
-			text += "\n\n" + m[2]
-		}
-		return text, nil
-	}
-	if strings.TrimSpace(msg) == "" {
-		return exec.DefaultMessage, nil
-	}
-	return msg, nil
-}
-
-// systemPrompt is the agent's instruction plus the date and environment
-// facts it asked for.
-func systemPrompt(a *config.Agent, now time.Time, workingDir string) string {
-	var b strings.Builder
-	b.WriteString(strings.TrimSpace(a.Instruction))
-	if a.AddDate {
-		fmt.Fprintf(&b, "\n\nToday's date is %s.", now.Format("2006-01-02"))
-	}
-	if a.AddEnvironmentInfo {
-		dir := workingDir
-		if dir == "" {
-			dir, _ = os.Getwd()
-		}
-		dir, _ = filepath.Abs(dir)
-		_, gitErr := os.Stat(filepath.Join(dir, ".git"))
-		fmt.Fprintf(&b, "\n\nEnvironment:\n- working directory: %s\n- operating system: %s\n- git repository: %v", dir, runtime.GOOS, gitErr == nil)
-	}
-	return strings.TrimSpace(b.String())
-}
-
-func modelLabel(m *config.Model) string {
-	if m.Model == "" {
-		return m.Provider + "/" + m.Name
-	}
-	return m.Provider + "/" + m.Model
-}
-
-func newRunID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return time.Now().UTC().Format("20060102-150405-") + hex.EncodeToString(b[:])
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/model"
-	"github.com/hitl-dev/hitl/exec/session"
+	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/exec/tools/shell"
 	"github.com/hitl-dev/hitl/prompt"
 )
@@ -38,14 +38,6 @@ func (e *usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
 	return &usageError{fmt.Errorf(format, args...)}
-}
-
-// outcomeError ends a command whose run finished with a non-success status
-// that has already been reported (rejected, cancelled).
-type outcomeError struct{ outcome exec.Outcome }
-
-func (e *outcomeError) Error() string {
-	return fmt.Sprintf("%s: %s", e.outcome.Status, e.outcome.Text)
 }
 
 // signalError is a run ended by a signal or a broken stdout pipe.
@@ -78,7 +70,8 @@ func Main() int {
 	// commands (yes | head would print "Broken pipe" errors); a caught one
 	// is reset to its default there.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	ctx, stop := signalContext(context.Background(), ios)
+	ctx, hard := run.WithHardExit(context.Background())
+	ctx, stop := signalContext(ctx, ios, hard)
 	defer stop()
 	root := NewCmdRoot(ios)
 	root.SetArgs(os.Args[1:])
@@ -104,7 +97,7 @@ func (e *reportedError) Unwrap() error { return e.err }
 
 func isReported(err error) bool {
 	var r *reportedError
-	var o *outcomeError
+	var o *run.OutcomeError
 	return errors.As(err, &r) || errors.As(err, &o)
 }
 
@@ -117,7 +110,8 @@ func ExitCode(err error) int {
 		cfgErr  *config.Error
 		bad     *prompt.BadAnswerError
 		stopped *prompt.StopError
-		outcome *outcomeError
+		outcome *run.OutcomeError
+		runUse  *run.UsageError
 		sig     *signalError
 		noKey   *model.MissingKeyError
 	)
@@ -135,33 +129,17 @@ func ExitCode(err error) int {
 	case errors.Is(err, prompt.ErrInterrupted):
 		return ExitInterrupted
 	case errors.As(err, &outcome):
-		return statusExitCode(outcome.outcome.Status)
+		return statusExitCode(outcome.Outcome.Status)
 	case errors.As(err, &stopped):
 		return ExitInput
-	case errors.As(err, &usage), errors.As(err, &cfgErrs), errors.As(err, &cfgErr), errors.As(err, &bad), errors.As(err, &noKey):
+	case errors.As(err, &usage), errors.As(err, &runUse), errors.As(err, &cfgErrs), errors.As(err, &cfgErr), errors.As(err, &bad), errors.As(err, &noKey):
 		return ExitUsage
 	}
 	return ExitError
 }
 
 // Status maps an error ending a run to the run.finished status.
-func Status(err error) exec.Status {
-	switch ExitCode(err) {
-	case ExitOK:
-		return exec.StatusSuccess
-	case ExitRejected:
-		var outcome *outcomeError
-		if errors.As(err, &outcome) {
-			return outcome.outcome.Status
-		}
-		return exec.StatusRejected
-	case ExitInput:
-		return exec.StatusInputRequired
-	case ExitInterrupted, ExitTerminated, ExitBrokenPipe:
-		return exec.StatusInterrupted
-	}
-	return exec.StatusError
-}
+func Status(err error) exec.Status { return run.Status(ExitCode(err), err) }
 
 func statusExitCode(s exec.Status) int {
 	switch s {
@@ -178,8 +156,9 @@ func statusExitCode(s exec.Status) int {
 }
 
 // signalContext is cancelled, with a signalError as its cause, on the first
-// SIGINT or SIGTERM; a second SIGINT exits at once.
-func signalContext(parent context.Context, ios *IOStreams) (context.Context, func()) {
+// SIGINT or SIGTERM; a second SIGINT exits at once, after what the runs
+// registered in hard (their journals) is done.
+func signalContext(parent context.Context, ios *IOStreams, hard *run.HardExit) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
@@ -195,8 +174,8 @@ func signalContext(parent context.Context, ios *IOStreams) (context.Context, fun
 		case s := <-ch:
 			if s == os.Interrupt {
 				fmt.Fprintln(ios.ErrOut, "hitl: interrupted again, exiting now")
-				shell.KillAll()    // no grace period left for running commands
-				session.FlushAll() // resumable from the last completed step
+				shell.KillAll() // no grace period left for running commands
+				hard.Run()      // journals flushed: resumable from the last completed step
 				os.Exit(ExitInterrupted)
 			}
 		case <-done:

@@ -23,6 +23,13 @@ type jsonSink struct {
 	onBroken func()
 }
 
+// broken reports whether a write failed (nobody reads the events).
+func (s *jsonSink) broken() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err != nil
+}
+
 func (s *jsonSink) Emit(e exec.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -5,8 +5,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/prompt"
+	"github.com/hitl-dev/hitl/prompt/tty"
 	"github.com/spf13/pflag"
 )
 
@@ -53,9 +54,39 @@ func promptMode(ios *IOStreams, flag string, jsonOut bool) (string, error) {
 	return "", usagef("--prompt %q: expected auto, tty, jsonl or none", mode)
 }
 
-// NewTTYFrontEnd makes the terminal front end on in (read) and out (draw).
-// It is set by the prompt/tty package's registration in tty.go.
-var NewTTYFrontEnd func(in, out *os.File) (prompt.FrontEnd, error)
+// newPrompting reads the prompt flags: the answers file, the front end of
+// mode (human: JSONL mode tells a person on stderr what it waits for), the
+// time limit and the policy. closer releases /dev/tty.
+func newPrompting(ios *IOStreams, po *PromptOptions, mode string, human bool) (run.Prompting, func(), error) {
+	p := run.Prompting{Timeout: po.PromptTimeout}
+	if po.PromptTimeout < 0 {
+		return p, nil, usagef("--prompt-timeout must not be negative")
+	}
+	if po.Unanswered != "" {
+		policy, err := prompt.ParseUnanswered(po.Unanswered)
+		if err != nil {
+			return p, nil, &usageError{err}
+		}
+		p.Unanswered = policy
+	}
+	if po.Answers != "" {
+		af, err := prompt.LoadAnswers(po.Answers)
+		if err != nil {
+			return p, nil, err
+		}
+		p.Answers = af
+	}
+	var notice io.Writer
+	if human {
+		notice = ios.ErrOut
+	}
+	fe, closer, err := frontEnd(ios, mode, notice)
+	if err != nil {
+		return p, nil, err
+	}
+	p.FrontEnd = fe
+	return p, closer, nil
+}
 
 // frontEnd builds the front end of mode. closer releases /dev/tty.
 func frontEnd(ios *IOStreams, mode string, notice io.Writer) (fe prompt.FrontEnd, closer func(), err error) {
@@ -71,36 +102,12 @@ func frontEnd(ios *IOStreams, mode string, notice io.Writer) (fe prompt.FrontEnd
 	// tty: stdin when it is a terminal, else /dev/tty (the git-hook case).
 	in, out := ios.TTYIn, ios.TTYOut
 	if in == nil || !ios.IsStdinTTY() || !ios.IsStderrTTY() {
-		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 		if err != nil {
 			return nil, closer, usagef("--prompt tty: no terminal to ask on (%v); use --prompt jsonl and pipe answers, or --answers", err)
 		}
-		in, out = tty, tty
-		closer = func() { tty.Close() }
+		in, out = f, f
+		closer = func() { f.Close() }
 	}
-	if NewTTYFrontEnd == nil {
-		return nil, closer, usagef("--prompt tty: this build has no terminal front end")
-	}
-	fe, err = NewTTYFrontEnd(in, out)
-	return fe, closer, err
-}
-
-// promptObserver turns questions and answers into events.
-type promptObserver struct {
-	sink exec.Sink
-}
-
-func (o *promptObserver) Requested(q prompt.Question) {
-	if q.Options == nil {
-		q.Options = []prompt.Option{} // every field of DESIGN §3 is present
-	}
-	o.sink.Emit(exec.Stamp(&exec.PromptRequest{Question: q}, "prompt.request", time.Now()))
-}
-
-func (o *promptObserver) Answered(q prompt.Question, a prompt.Answer) {
-	e := &exec.PromptAnswer{PromptID: q.ID, Action: a.Action, Content: a.Content, Text: a.Text, Source: a.Source}
-	if q.Secret && len(a.Content) > 0 {
-		e.Content = []byte(`"***"`)
-	}
-	o.sink.Emit(exec.Stamp(e, "prompt.answer", time.Now()))
+	return tty.New(in, out), closer, nil
 }

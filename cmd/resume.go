@@ -5,10 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/hitl-dev/hitl/config"
-	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/exec/session"
 	"github.com/spf13/cobra"
 )
@@ -52,77 +51,19 @@ carry over.`,
 }
 
 func resumeRun(ctx context.Context, opts *ResumeOptions) error {
-	start := time.Now()
+	if err := checkRunFlags(&opts.ExecOptions); err != nil {
+		return err
+	}
 	path, named, err := sessionPath(opts.IO, opts.SessionRef)
 	if err != nil {
 		return err
 	}
-	journal, loaded, err := session.Open(path)
-	if err != nil {
-		return &usageError{err}
-	}
-	spec, err := resumeSpec(opts, journal, loaded)
-	if err != nil {
-		journal.Close()
-		return err
-	}
-	spec.start, spec.keep = start, named
-	return runAgent(ctx, &opts.ExecOptions, spec)
-}
-
-func resumeSpec(opts *ResumeOptions, journal *session.Journal, loaded *session.Loaded) (*runSpec, error) {
-	h := loaded.Header
-	if _, err := os.Stat(h.AgentFile); err != nil && !filepath.IsAbs(h.AgentFile) {
-		return nil, usagef("the session's agent file %s is not here: its path is relative to the directory the run started in; run hitl resume from there", h.AgentFile)
-	}
-	cfg, err := config.Load(h.AgentFile, opts.IO.LookupEnv)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.SHA256 != h.AgentSHA256 && !opts.Force {
-		return nil, usagef("%s changed since this run started (SHA-256 %.12s…, now %.12s…); resuming could widen what the run may do. Restore the file, or pass --force", h.AgentFile, h.AgentSHA256, cfg.SHA256)
-	}
-	agent := cfg.Agent(h.Agent)
-	if agent == nil {
-		return nil, usagef("%s has no agent %q any more", h.AgentFile, h.Agent)
-	}
-	st := &loaded.State
-	// The journal keeps the first user turn in its header, not as a
-	// message: put it back, or the model would get a conversation without
-	// it (and a run stopped before its first model turn, none at all).
-	if len(st.Messages) == 0 || st.Messages[0].Role != exec.RoleUser {
-		st.Messages = append([]exec.Message{{Role: exec.RoleUser, Text: h.Message}}, st.Messages...)
-	}
-	pending := exec.PendingCalls(st.Messages)
-	message := strings.Join(opts.Message, " ")
-	last := st.Messages[len(st.Messages)-1]
-	switch {
-	case len(pending) > 0 && message != "":
-		return nil, usagef("the run is waiting for an answer, not a message: answer on stdin or with --answers, then follow up once it finishes")
-	case message != "":
-		st.Messages = append(st.Messages, exec.Message{Role: exec.RoleUser, Text: message})
-		if err := journal.Message(st.Messages[len(st.Messages)-1], st); err != nil {
-			return nil, err
-		}
-	case len(pending) == 0 && last.Role == exec.RoleAssistant:
-		return nil, usagef("the run has finished (%s); give a MESSAGE to follow up", statusOr(loaded.Status, "success"))
-	}
-	return &runSpec{
-		cfg:     cfg,
-		agent:   agent,
-		runID:   h.RunID,
-		message: h.Message,
-		state:   st,
-		journal: journal,
-		loaded:  loaded,
-	}, nil
-}
-
-func statusOr(s exec.Status, def string) string {
-	if s == "" {
-		return def
-	}
-	return string(s)
+	ro := run.ResumeOptions{Named: named, Force: opts.Force, Message: strings.Join(opts.Message, " "), LookupEnv: opts.IO.LookupEnv}
+	return runAgent(ctx, &opts.ExecOptions, func(o run.Options) (*run.Run, error) {
+		return run.Resume(path, ro, o, func(cfg *config.Config, agent *config.Agent) (*config.Model, error) {
+			return modelFor(cfg, agent, opts.Models)
+		})
+	})
 }
 
 // sessionPath finds a session: an existing file (named: kept after

@@ -153,19 +153,18 @@ var errPromptTimeout = errors.New("prompt timeout")
 // policy decides what an unanswered question becomes.
 func (a *Asker) policy(q Question, why *UnansweredError) (Answer, error) {
 	source := why.Source
-	if q.NoStop {
-		// Shell approvals and remote choices: denied at once, whatever
-		// the policy; the tool tells the model nobody was available.
+	if !q.StopsUnanswered() {
 		return Answer{Action: Cancel, Source: source}, nil
 	}
 	switch a.Unanswered {
 	case UnansweredCancel:
 		return Answer{Action: Cancel, Source: source}, nil
 	case UnansweredDefault:
-		// A confirm question's default was written by the model: using
+		// A consent question's default was written by the model: using
 		// it would be consent nobody gave. So would a form's default that
-		// holds a yes/no field's value.
-		if len(q.Default) > 0 && !consent(q) {
+		// holds a yes/no field's value. Approvals and remote choices are
+		// cancelled, and their tools say nobody was available.
+		if len(q.Default) > 0 && q.Defaultable() {
 			ans, err := Check(q, Answer{Action: Accept, Content: q.Default})
 			if err == nil {
 				ans.Source = SourceDefault
@@ -175,19 +174,6 @@ func (a *Asker) policy(q Question, why *UnansweredError) (Answer, error) {
 		return Answer{Action: Cancel, Source: source}, nil
 	}
 	return Answer{}, &StopError{Question: q, Reason: why.Reason}
-}
-
-// consent reports whether q, or a field of its form, asks for consent.
-func consent(q Question) bool {
-	if q.Consent || q.Kind == KindConfirm {
-		return true
-	}
-	for _, f := range q.Fields {
-		if consent(f.Question) {
-			return true
-		}
-	}
-	return false
 }
 
 // Unanswered reports whether nobody answered (the answer was made by the

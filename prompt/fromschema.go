@@ -14,8 +14,9 @@ import (
 // confirm; number/integer → text validated as a number; an object of such
 // properties → form; format password or writeOnly → secret; anything else
 // → text whose answer is JSON validated against the schema. It fills Kind,
-// Title, Options, Multiple, Default, Secret, Schema and Fields; the caller
-// sets Message. A schema that does not compile, or a default that breaks
+// Title, Options, Multiple, Default, Secret, Schema, Fields and Consent
+// (ConsentConfirm where SchemaConsent finds a yes/no, for the question and
+// each field); the caller sets Message. A schema that does not compile, or a default that breaks
 // it, is an error.
 func FromSchema(raw json.RawMessage) (Question, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
@@ -33,6 +34,16 @@ func FromSchema(raw json.RawMessage) (Question, error) {
 		if err := s.Validate(node.Default); err != nil {
 			return Question{}, fmt.Errorf("the schema's default does not satisfy it: %v", err)
 		}
+	}
+	var root any
+	_ = json.Unmarshal(raw, &root)
+	consentOf := func(n any) Consent {
+		if newConsentWalk(root).reaches(n, 0) {
+			// A yes/no whose default the model wrote: never used,
+			// never preselected.
+			return ConsentConfirm
+		}
+		return ConsentNone
 	}
 	q := simple(node, raw)
 	if node.Type.is("object") && len(node.Properties.names) > 0 {
@@ -55,9 +66,13 @@ func FromSchema(raw json.RawMessage) (Question, error) {
 			if pn.Description != "" {
 				fq.Hint = pn.Description
 			}
+			var propNode any
+			_ = json.Unmarshal(prop, &propNode)
+			fq.Consent = consentOf(propNode)
 			q.Fields = append(q.Fields, Field{Name: name, Required: required[name], Question: fq})
 		}
 	}
+	q.Consent = consentOf(root)
 	return q, nil
 }
 
@@ -68,7 +83,7 @@ func simple(n schemaNode, raw json.RawMessage) Question {
 	switch {
 	case n.Type.is("boolean"):
 		// A yes/no whose default the model wrote: never preselected.
-		q.Kind, q.Consent = KindConfirm, true
+		q.Kind = KindConfirm
 	case len(n.Enum) > 0 && allStrings(n.Enum):
 		q.Kind = KindChoice
 		for _, e := range n.Enum {

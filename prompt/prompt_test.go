@@ -247,7 +247,9 @@ func TestAskerPolicy(t *testing.T) {
 	eof := &UnansweredError{Source: SourceEOF, Reason: "end of input"}
 	withDefault := Question{Kind: KindText, Message: "name?", Default: json.RawMessage(`"x"`)}
 	confirm := Question{Kind: KindConfirm, Message: "ok?", Default: json.RawMessage(`true`)}
-	approval := Question{Kind: KindChoice, Message: "run?", Options: []Option{{ID: "once"}, {ID: "no"}}, Default: json.RawMessage(`"no"`), Consent: true, NoStop: true}
+	approval := Question{Kind: KindChoice, Message: "run?", Options: []Option{{ID: "once"}, {ID: "no"}}, Default: json.RawMessage(`"no"`), Consent: ConsentApproval}
+	choice := Question{Kind: KindChoice, Message: "allow?", Options: []Option{{ID: "Yes"}, {ID: "No"}}, Default: json.RawMessage(`"No"`), Consent: ConsentChoice}
+	followUp := Question{Kind: KindText, Message: "what should change?", Consent: ConsentFollowUp}
 	form, err := FromSchema(json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"},"deploy":{"type":"boolean"}},"default":{"env":"prod","deploy":true}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +270,13 @@ func TestAskerPolicy(t *testing.T) {
 		{"cancel", UnansweredCancel, withDefault, Cancel, SourceEOF, false},
 		{"default", UnansweredDefault, withDefault, Accept, SourceDefault, false},
 		{"confirm never defaulted", UnansweredDefault, confirm, Cancel, SourceEOF, false},
-		{"approval never stops", UnansweredStop, approval, Cancel, SourceEOF, false},
+		// DESIGN §4: an approval with nobody to ask stops the run under
+		// stop (resumable); under cancel it is refused.
+		{"approval stops the run", UnansweredStop, approval, "", "", true},
+		{"approval cancelled", UnansweredCancel, approval, Cancel, SourceEOF, false},
+		{"remote choice stops the run", UnansweredStop, choice, "", "", true},
+		{"remote choice never defaulted", UnansweredDefault, choice, Cancel, SourceEOF, false},
+		{"follow-up never stops", UnansweredStop, followUp, Cancel, SourceEOF, false},
 		{"approval never defaulted", UnansweredDefault, approval, Cancel, SourceEOF, false},
 		{"form with a yes/no field never defaulted", UnansweredDefault, form, Cancel, SourceEOF, false},
 		{"form of text fields defaulted", UnansweredDefault, textForm, Accept, SourceDefault, false},

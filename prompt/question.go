@@ -54,25 +54,13 @@ type Question struct {
 	// Fields are the properties of a form, asked one after another on a TTY.
 	Fields []Field `json:"-"`
 
-	// Consent marks questions whose default must never be used for them
-	// (confirmations, shell approvals, remote user_choice): the model wrote
-	// the default, so defaulting would be consent nobody gave.
-	Consent bool `json:"-"`
+	// Consent says whether, and how, an answer to q can grant something
+	// (DESIGN §4 "Consent questions"); its methods decide defaulting,
+	// stopping, replay and preselection.
+	Consent Consent `json:"-"`
 	// SecretSlot, on a secret asked again after a resume, is the number of
 	// the placeholder the model already holds for it.
 	SecretSlot int `json:"-"`
-	// SafeDefault marks a consent question whose default is hitl's own
-	// refusal (a shell approval's "no"): a terminal may preselect it, so a
-	// stray Enter refuses instead of approving.
-	SafeDefault bool `json:"-"`
-	// NoStop marks questions that an unanswered policy of "stop" must not
-	// stop the run for (shell approvals, remote user_choice): unanswered,
-	// they are denied at once.
-	NoStop bool `json:"-"`
-	// NoReplay keeps a question from being answered by a recording (a
-	// resumed session's answers): remote user_choice answers must never
-	// be replayed (seed 000).
-	NoReplay bool `json:"-"`
 }
 
 // Field is one property of a form question.

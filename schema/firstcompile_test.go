@@ -9,7 +9,7 @@ import (
 
 // TestMain compiles from several goroutines at once before any other test,
 // so the first Compile of the process (which compiles the draft
-// metaschemas once, third_party/jsonschema) runs concurrently: `go test
+// metaschemas once, internal/jsonschema/jsonschema) runs concurrently: `go test
 // -race` checks it, and each schema must still be checked against its
 // metaschema (a bad keyword value is refused).
 func TestMain(m *testing.M) {

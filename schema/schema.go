@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/hitl-dev/hitl/internal/jsonschema"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )

@@ -116,7 +116,8 @@ func TestOpenDamaged(t *testing.T) {
 	}
 }
 
-func TestFlushAll(t *testing.T) {
+// A journal is buffered, and Flush (a second Ctrl-C) writes it out.
+func TestFlushWritesTheBufferedJournal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	j, err := Create(path, Header{RunID: "r1", Agent: "root"})
 	if err != nil {
@@ -128,11 +129,11 @@ func TestFlushAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(path); len(data) != 0 {
-		t.Fatalf("the journal is written before FlushAll: %q", data)
+		t.Fatalf("the journal is written before Flush: %q", data)
 	}
-	FlushAll()
+	j.Flush()
 	data, _ := os.ReadFile(path)
 	if !strings.Contains(string(data), `"run_id":"r1"`) || !strings.Contains(string(data), `"text":"hi"`) {
-		t.Fatalf("after FlushAll the file holds %q", data)
+		t.Fatalf("after Flush the file holds %q", data)
 	}
 }

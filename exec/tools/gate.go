@@ -7,6 +7,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/permissions"
+	"github.com/hitl-dev/hitl/prompt"
 )
 
 // gated applies ask and deny rules to a tool other than shell.
@@ -14,7 +15,7 @@ type gated struct {
 	exec.Tool
 	name    string
 	checker *permissions.Checker
-	asker   permissions.Asker
+	asker   prompt.Questioner
 }
 
 func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error) {
@@ -26,9 +27,9 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 		return exec.Result{IsError: true, Text: fmt.Sprintf("the call was not run: %s is denied by the permissions rule %q", g.name, v.Rule)}, nil
 	case permissions.Ask:
 		msg := fmt.Sprintf("Allow this call of %s?\n\n%s", g.name, string(call.Arguments))
-		q := permissions.ApprovalQuestion(msg, false)
+		q := prompt.ApprovalQuestion(msg, false)
 		q.CallID, q.Tool, q.Hint = call.ID, g.name, fmt.Sprintf("the permissions rule %q asks every time", v.Rule)
-		ap, err := permissions.AskApproval(ctx, g.asker, q, "call")
+		ap, err := prompt.AskApproval(ctx, g.asker, q, "call")
 		if err != nil {
 			return exec.Result{}, err
 		}

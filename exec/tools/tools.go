@@ -80,7 +80,7 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 }
 
 // askerOf avoids a nil *prompt.Asker inside a non-nil interface.
-func askerOf(d Deps) permissions.Asker {
+func askerOf(d Deps) prompt.Questioner {
 	if d.Asker == nil {
 		return nil
 	}
@@ -105,11 +105,11 @@ func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.
 	case "verdict":
 		return []exec.Tool{verdict.New()}, nil
 	case "user_prompt":
-		return []exec.Tool{userprompt.New(ts.Name, d.Asker)}, nil
+		return []exec.Tool{userprompt.New(ts.ToolNames()[0], d.Asker)}, nil
 	case "ask_user_question":
-		return []exec.Tool{askuserquestion.New(ts.Name, d.Asker)}, nil
+		return []exec.Tool{askuserquestion.New(ts.ToolNames()[0], d.Asker)}, nil
 	case "ask_user":
-		return []exec.Tool{askuser.New(ts.Name, d.Asker)}, nil
+		return []exec.Tool{askuser.New(ts.ToolNames()[0], d.Asker)}, nil
 	case "interaction":
 		return interaction.New(d.Asker), nil
 	}

@@ -293,7 +293,7 @@ func (s *session) form(q prompt.Question) (prompt.Answer, error) {
 
 // field asks one field of form and returns its JSON value.
 func (s *session) field(form prompt.Question, f prompt.Field, fq prompt.Question) (json.RawMessage, error) {
-	c := fq.Consent || form.Consent
+	c := !fq.PreselectDefault() || !form.PreselectDefault()
 	var (
 		ans prompt.Answer
 		err error

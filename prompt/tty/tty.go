@@ -64,7 +64,7 @@ func (f *FrontEnd) Ask(ctx context.Context, q prompt.Question) (prompt.Answer, e
 	if q.Kind == prompt.KindForm {
 		ans, err = s.form(q)
 	} else {
-		ans, err = s.question(q, []string{dismissTag}, q.Consent && !q.SafeDefault)
+		ans, err = s.question(q, []string{dismissTag}, !q.PreselectDefault())
 	}
 	if errors.Is(err, errDismissed) {
 		return prompt.Answer{Action: prompt.Cancel, Source: prompt.SourceTTY}, nil

@@ -139,7 +139,7 @@ func TestSelectDefaultAndConsent(t *testing.T) {
 
 	// A consent question's default (written by the model) is not
 	// preselected.
-	q.Consent = true
+	q.Consent = prompt.ConsentConfirm
 	ans, err, _ = askOn(t, q, func(tm *ptytest.Terminal) {
 		tm.Expect("Production")
 		tm.Send(ptytest.KeyEnter)
@@ -153,7 +153,7 @@ func TestApprovalPreselectsNo(t *testing.T) {
 	q := prompt.Question{
 		Kind: prompt.KindChoice, Message: "Run this command?", Custom: true,
 		Options: []prompt.Option{{ID: "once", Label: "Yes, once"}, {ID: "session", Label: "Yes, for this session"}, {ID: "no", Label: "No"}},
-		Default: json.RawMessage(`"no"`), Consent: true, SafeDefault: true, NoStop: true,
+		Default: json.RawMessage(`"no"`), Consent: prompt.ConsentApproval,
 	}
 	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
 		tm.Expect("for this session")
@@ -278,7 +278,7 @@ func TestConfirmDefault(t *testing.T) {
 
 	// On a consent question the model wrote the default: Enter alone
 	// means no.
-	q.Consent = true
+	q.Consent = prompt.ConsentConfirm
 	ans, err, _ = askOn(t, q, func(tm *ptytest.Terminal) {
 		tm.Expect("(y/N)")
 		tm.Send(ptytest.KeyEnter)

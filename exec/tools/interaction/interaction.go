@@ -105,15 +105,14 @@ func (t *Confirmation) Call(ctx context.Context, call exec.ToolCall) (exec.Resul
 		return errorResult("ask_confirmation was not asked: question is empty; give the approval question"), nil
 	}
 	q := prompt.Question{
-		CallID:      call.ID,
-		Tool:        "ask_confirmation",
-		Kind:        prompt.KindChoice,
-		Message:     a.Question,
-		Options:     ConfirmationOptions(),
-		Custom:      true, // free text is the feedback of no_with_feedback
-		Default:     json.RawMessage(`"` + No + `"`),
-		Consent:     true,
-		SafeDefault: true, // "no" is preselected on a terminal: Enter refuses
+		CallID:  call.ID,
+		Tool:    "ask_confirmation",
+		Kind:    prompt.KindChoice,
+		Message: a.Question,
+		Options: ConfirmationOptions(),
+		Custom:  true, // free text is the feedback of no_with_feedback
+		Default: json.RawMessage(`"` + No + `"`),
+		Consent: prompt.ConsentConfirmNo, // "no" is preselected on a terminal: Enter refuses
 	}
 	if a.TargetTool != "" {
 		q.Hint = "If approved, the agent calls " + a.TargetTool + "."
@@ -163,7 +162,7 @@ func (t *Confirmation) feedback(ctx context.Context, confirm prompt.Question) (*
 		Kind:    prompt.KindText,
 		Message: FeedbackMessage,
 		Hint:    "You answered no to: " + confirm.Message,
-		NoStop:  true,
+		Consent: prompt.ConsentFollowUp,
 	}
 	ans, err := t.asker.Ask(ctx, q)
 	if err != nil || ans.Action != prompt.Accept {

@@ -77,7 +77,7 @@ func TestAskConfirmation(t *testing.T) {
 				t.Errorf("result %+v\nwant %s", res, tt.want)
 			}
 			q := asker.asked[0]
-			if q.Kind != prompt.KindChoice || !q.Custom || !q.Consent || string(q.Default) != `"no"` || len(q.Options) != 3 ||
+			if q.Kind != prompt.KindChoice || !q.Custom || q.Consent != prompt.ConsentConfirmNo || string(q.Default) != `"no"` || len(q.Options) != 3 ||
 				q.Options[0].ID != "no" || q.Options[1].ID != "no_with_feedback" || q.Options[1].Label != "No — tell me what to change" || q.Options[2].ID != "yes" ||
 				q.Hint != "If approved, the agent calls deploy_agent." || q.CallID != "call_7" || q.Tool != "ask_confirmation" {
 				t.Errorf("question %+v", q)
@@ -117,7 +117,7 @@ func TestNoWithFeedbackFollowUp(t *testing.T) {
 			}
 			f := asker.asked[1]
 			if f.Kind != prompt.KindText || f.Message != FeedbackMessage || f.Hint != "You answered no to: Deploy?" ||
-				f.CallID != "call_7" || f.Index != 1 || f.Count != 2 || !f.NoStop || f.Tool != "ask_confirmation" {
+				f.CallID != "call_7" || f.Index != 1 || f.Count != 2 || f.StopsUnanswered() || f.Tool != "ask_confirmation" {
 				t.Errorf("follow-up %+v", f)
 			}
 		})
@@ -153,7 +153,7 @@ func TestAskQuestion(t *testing.T) {
 				t.Errorf("result %+v\nwant %s", res, tt.want)
 			}
 			q := asker.asked[0]
-			if !q.Custom && q.Kind == prompt.KindChoice || q.Consent || q.CallID != "call_7" {
+			if !q.Custom && q.Kind == prompt.KindChoice || q.Consent.IsConsent() || q.CallID != "call_7" {
 				t.Errorf("question %+v", q)
 			}
 		})

@@ -265,15 +265,13 @@ func (t *Tool) question(p *pending, c UserChoice) (prompt.Question, []string) {
 	}
 	def, _ := json.Marshal(ids[c.Default])
 	return prompt.Question{
-		CallID:   p.id,
-		Tool:     t.name,
-		Kind:     prompt.KindChoice,
-		Message:  c.Prompt,
-		Options:  opts,
-		Default:  def,
-		Consent:  true,
-		NoStop:   true,
-		NoReplay: true,
+		CallID:  p.id,
+		Tool:    t.name,
+		Kind:    prompt.KindChoice,
+		Message: c.Prompt,
+		Options: opts,
+		Default: def,
+		Consent: prompt.ConsentChoice,
 	}, ids
 }
 

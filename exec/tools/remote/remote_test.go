@@ -135,7 +135,7 @@ func TestUserChoice(t *testing.T) {
 			}
 			q := qs[0]
 			if q.Kind != prompt.KindChoice || q.Message != "Allow writing to the original directory?" ||
-				string(q.Default) != `"No"` || !q.Consent || !q.NoStop || q.Tool != "write_file" || q.CallID != "call_1" {
+				string(q.Default) != `"No"` || q.Consent != prompt.ConsentChoice || q.Tool != "write_file" || q.CallID != "call_1" {
 				t.Errorf("question = %+v", q)
 			}
 			var labels []string

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/permissions"
+	"github.com/hitl-dev/hitl/prompt"
 )
 
 // Name is the tool's name.
@@ -66,7 +67,7 @@ type Options struct {
 	// inherit (the model API keys); the toolset's Env may still set them.
 	Hide []string
 
-	Asker       permissions.Asker
+	Asker       prompt.Questioner
 	Secrets     Secrets
 	Permissions Checker
 	// Yolo runs what no deny or ask rule stops, without asking.
@@ -174,9 +175,9 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, dir string)
 	if t.isApproved(line) {
 		return true, exec.Result{}, nil
 	}
-	q := permissions.ApprovalQuestion(fmt.Sprintf("Run this command?\n\n%s\n\nin %s", line, dir), true)
+	q := prompt.ApprovalQuestion(fmt.Sprintf("Run this command?\n\n%s\n\nin %s", line, dir), true)
 	q.CallID, q.Tool, q.Hint = call.ID, Name, reason
-	ap, err := permissions.AskApproval(ctx, t.opts.Asker, q, "command")
+	ap, err := prompt.AskApproval(ctx, t.opts.Asker, q, "command")
 	if err != nil {
 		return false, exec.Result{}, err
 	}

@@ -76,7 +76,7 @@ func TestApprovals(t *testing.T) {
 		steps   []step
 	}{
 		{name: "nobody to ask", steps: []step{
-			{cmd: "touch made", wantAsked: true, wantText: "not approved: " + permissions.Nobody},
+			{cmd: "touch made", wantAsked: true, wantText: "not approved: " + prompt.NobodyToApprove},
 		}},
 		{name: "once", answers: []prompt.Answer{choose("once")}, steps: []step{
 			{cmd: "touch made", wantRun: true, wantAsked: true},
@@ -165,7 +165,7 @@ func TestApprovalQuestion(t *testing.T) {
 	if !strings.Contains(q.Message, "rm -rf \x1b[2Jbuild") || !strings.Contains(q.Message, dir) {
 		t.Errorf("message %q lacks the command or the directory", q.Message)
 	}
-	if q.Kind != prompt.KindChoice || !q.Consent || !q.NoStop || q.Tool != "shell" || q.CallID != "call_1" || string(q.Default) != `"no"` {
+	if q.Kind != prompt.KindChoice || q.Consent != prompt.ConsentApproval || q.Tool != "shell" || q.CallID != "call_1" || string(q.Default) != `"no"` {
 		t.Errorf("question %+v", q)
 	}
 	var ids []string

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/prompt"
@@ -83,32 +82,10 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 		if ans.Text != "" {
 			r.Content, _ = json.Marshal(ans.Text)
 		}
-		r.Note = secretNote(q, r.Content)
+		r.Note = prompt.SecretNote(q, r.Content)
 	}
 	data, _ := json.Marshal(r)
 	return exec.Result{Text: string(data)}, nil
-}
-
-// secretNote tells the model where a secret's value went.
-func secretNote(q prompt.Question, content json.RawMessage) string {
-	if q.Secret {
-		var p string
-		_ = json.Unmarshal(content, &p)
-		return fmt.Sprintf("the value is secret and was not shown to you; it is available to shell commands as %s", strings.TrimPrefix(p, "$"))
-	}
-	var fields map[string]json.RawMessage
-	_ = json.Unmarshal(content, &fields)
-	var names []string
-	for _, f := range q.Fields {
-		var p string
-		if f.Question.Secret && json.Unmarshal(fields[f.Name], &p) == nil && p != "" {
-			names = append(names, fmt.Sprintf("%s as %s", f.Name, strings.TrimPrefix(p, "$")))
-		}
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	return "secret fields were not shown to you; they are available to shell commands: " + strings.Join(names, ", ")
 }
 
 func errorResult(format string, args ...any) exec.Result {

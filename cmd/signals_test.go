@@ -1,0 +1,248 @@
+//go:build !windows
+
+package cmd_test
+
+import (
+	"bytes"
+	"errors"
+	"github.com/hitl-dev/hitl/internal/ptytest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests run the real hitl (installed on PATH by testscript's TestMain)
+// and signal it, as a person pressing Ctrl-C or a CI runner stopping a job
+// would, and check the run stops cleanly and resumes.
+
+// stubbornAgent runs a command that ignores SIGTERM, so the first Ctrl-C
+// has to wait out the shell toolset's grace period before SIGKILL.
+const stubbornAgent = `models:
+  m:
+    provider: script
+    script:
+      - tool_calls: [{name: shell, arguments: {cmd: "trap '' TERM; echo $$ > pid; touch started; sleep 30"}}]
+      - text: never
+agents:
+  root:
+    model: m
+    toolsets: [{type: shell}]
+`
+
+type signalRun struct {
+	cmd    *exec.Cmd
+	dir    string
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+	done   chan error
+}
+
+func startHitl(t *testing.T, dir string, args ...string) *signalRun {
+	t.Helper()
+	hitl, err := exec.LookPath("hitl")
+	if err != nil {
+		t.Fatalf("hitl is not on PATH (testscript's TestMain installs it): %v", err)
+	}
+	r := &signalRun{dir: dir, done: make(chan error, 1)}
+	r.cmd = exec.Command(hitl, args...)
+	r.cmd.Dir = dir
+	r.cmd.Env = append(filteredEnv(), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	r.cmd.Stdin = strings.NewReader("")
+	r.cmd.Stdout = &r.stdout
+	r.cmd.Stderr = &r.stderr
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.done <- r.cmd.Wait() }()
+	t.Cleanup(func() {
+		if r.cmd.ProcessState == nil {
+			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+			<-r.done
+		}
+	})
+	return r
+}
+
+// waitFile waits (up to 10 s) until the command has written name.
+func (r *signalRun) waitFile(t *testing.T, name string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(r.dir, name)); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared; stderr:\n%s", name, r.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// exit waits (up to limit) for hitl and returns its exit code.
+func (r *signalRun) exit(t *testing.T, limit time.Duration) int {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(limit):
+		t.Fatalf("hitl still running after %v; stderr:\n%s", limit, r.stderr.String())
+		return -1
+	}
+}
+
+// running says whether pid still runs (a zombie runs no more).
+func running(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) == 0 || fields[0] != "Z"
+}
+
+// A second Ctrl-C exits at once: without waiting out the grace period of a
+// command that ignores SIGTERM, killing it, keeping the session.
+func TestSecondCtrlCExitsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(stubbornAgent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := startHitl(t, dir, "exec", "--yolo", "--session", "s.jsonl", "agent.yaml")
+	r.waitFile(t, "started")
+	pidText, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the first is being handled: SIGTERM sent, ignored
+	start := time.Now()
+	if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	// The grace period is 2 s: well before it ends.
+	if code := r.exit(t, 5*time.Second); code != 130 {
+		t.Fatalf("exit %d, want 130; stderr:\n%s", code, r.stderr.String())
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("exited %v after the second Ctrl-C, want at once", d)
+	}
+	if !strings.Contains(r.stderr.String(), "interrupted again") {
+		t.Errorf("stderr:\n%s", r.stderr.String())
+	}
+	time.Sleep(100 * time.Millisecond)
+	if running(pid) {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		t.Errorf("the command (pid %d) is still running", pid)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "s.jsonl")); err != nil {
+		t.Errorf("the session was not kept: %v", err)
+	}
+}
+
+// stepsAgent: step 1 appends to a log, step 2 waits to be stopped (the
+// second time it is run it finishes), then the run ends with text.
+const stepsAgent = `models:
+  m:
+    provider: script
+    script:
+      - tool_calls: [{name: shell, arguments: {cmd: "echo one >> log"}}]
+      - tool_calls: [{name: shell, arguments: {cmd: "echo two >> log; if [ -e started ]; then echo again; else touch started; sleep 30; fi"}}]
+      - text: "done: {{.Last}}"
+agents:
+  root:
+    model: m
+    toolsets: [{type: shell}]
+`
+
+// A run stopped by Ctrl-C or SIGTERM resumes from its last completed step:
+// the finished step 1 is not run again, the interrupted step 2 is.
+func TestResumeAfterSignal(t *testing.T) {
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(tt.sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(stepsAgent), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := startHitl(t, dir, "exec", "--yolo", "--session", "s.jsonl", "agent.yaml")
+			r.waitFile(t, "started")
+			if err := r.cmd.Process.Signal(tt.sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := r.exit(t, 10*time.Second); code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.code, r.stderr.String())
+			}
+			if !strings.Contains(r.stderr.String(), "hitl resume s.jsonl") {
+				t.Errorf("no resume command on stderr:\n%s", r.stderr.String())
+			}
+
+			r = startHitl(t, dir, "resume", "--yolo", "s.jsonl")
+			if code := r.exit(t, 10*time.Second); code != 0 {
+				t.Fatalf("resume: exit %d; stderr:\n%s", code, r.stderr.String())
+			}
+			if got := r.stdout.String(); got != "done: again\n" {
+				t.Errorf("resume stdout %q, want %q", got, "done: again\n")
+			}
+			log, err := os.ReadFile(filepath.Join(dir, "log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(log); got != "one\ntwo\ntwo\n" {
+				t.Errorf("log %q: want step 1 once and step 2 twice", got)
+			}
+		})
+	}
+}
+
+// hitl ask --default: the default is offered on the terminal, so Enter
+// takes it.
+func TestAskDefaultOnTTY(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		wait string
+		out  string
+		code int
+	}{
+		{"number", []string{"--schema", `{"type":"integer","minimum":1}`, "--default", "8080"}, "(Esc to dismiss)", "8080\n", 0},
+		{"choice", []string{"--choice", "staging", "--choice", "production", "--default", "production"}, "production", "production\n", 0},
+		{"confirm yes", []string{"--confirm", "--default", "true"}, "(Y/n)", "true\n", 0},
+		{"confirm no", []string{"--confirm", "--default", "false"}, "(y/N)", "false\n", 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := startTTY(t, false, append([]string{"ask", "Which?"}, tt.args...)...)
+			r.mustExpect(tt.wait)
+			r.Send(ptytest.KeyEnter)
+			if code := r.wait(); code != tt.code {
+				t.Fatalf("exit %d, want %d; screen:\n%s", code, tt.code, r.Screen())
+			}
+			if got := r.stdout.String(); got != tt.out {
+				t.Errorf("stdout %q, want %q; screen:\n%s", got, tt.out, r.Screen())
+			}
+		})
+	}
+}

@@ -1,0 +1,133 @@
+// Package rule is the syntax of a permissions rule (DESIGN §7): a bare tool
+// name ("user_prompt", "shell", globs allowed) or a tool name with argument
+// globs ("shell:cmd=git status*", "shell:cmd=ls*:cwd=/tmp*"). It imports
+// nothing of hitl, so that config can check rules where they are written
+// while exec/permissions applies them.
+package rule
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Rule is one parsed pattern.
+type Rule struct {
+	Text string
+	// Tool matches the tool name (case-insensitive, whole name).
+	Tool *regexp.Regexp
+	// Args are the argument globs, by lower-case argument name, in the
+	// order written.
+	Args []Arg
+}
+
+// Arg is one ARG=GLOB of a rule.
+type Arg struct {
+	Name string
+	Glob *regexp.Regexp
+}
+
+// Parse parses one pattern: TOOL or TOOL:ARG=GLOB[:ARG=GLOB...]. As in
+// cagent, the tool part ends at the first ":NAME=" segment, so tool names
+// holding colons (mcp:github:create_issue) still work.
+func Parse(text string) (Rule, error) {
+	r := Rule{Text: text}
+	if strings.TrimSpace(text) == "" {
+		return r, fmt.Errorf("empty rule; expected a tool name or TOOL:ARG=GLOB such as shell:cmd=git status*")
+	}
+	parts := strings.Split(text, ":")
+	toolParts := []string{parts[0]}
+	for _, p := range parts[1:] {
+		key, val, found := strings.Cut(p, "=")
+		switch {
+		case found && key != "":
+			if strings.TrimSpace(key) != key || !validArgName(key) {
+				return r, fmt.Errorf("rule %q: %q is not an argument name", text, key)
+			}
+			r.Args = append(r.Args, Arg{Name: strings.ToLower(key), Glob: compileGlob(val)})
+		case len(r.Args) == 0:
+			toolParts = append(toolParts, p)
+		default:
+			return r, fmt.Errorf("rule %q: %q after an argument pattern has no ARG=; write TOOL:ARG=GLOB:ARG=GLOB", text, p)
+		}
+	}
+	tool := strings.Join(toolParts, ":")
+	if strings.TrimSpace(tool) == "" {
+		return r, fmt.Errorf("rule %q names no tool; expected TOOL or TOOL:ARG=GLOB", text)
+	}
+	r.Tool = compileGlob(tool)
+	return r, nil
+}
+
+func validArgName(s string) bool {
+	for _, c := range s {
+		if !(c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// compileGlob turns a glob into a case-insensitive regexp matching the whole
+// text: * is any characters (including / and spaces, and newlines), ? one
+// character, [abc] / [!abc] a class, \x a literal x.
+func compileGlob(glob string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString(`(?is)\A`)
+	rs := []rune(glob)
+	for i := 0; i < len(rs); i++ {
+		switch c := rs[i]; c {
+		case '*':
+			b.WriteString(`.*`)
+		case '?':
+			b.WriteString(`.`)
+		case '\\':
+			if i+1 < len(rs) {
+				i++
+				b.WriteString(regexp.QuoteMeta(string(rs[i])))
+			} else {
+				b.WriteString(`\\`)
+			}
+		case '[':
+			if class, n, ok := globClass(rs[i:]); ok {
+				b.WriteString(class)
+				i += n - 1
+			} else {
+				b.WriteString(`\[`)
+			}
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString(`\z`)
+	return regexp.MustCompile(b.String())
+}
+
+// globClass translates a [...] class at the start of rs; n is its length.
+func globClass(rs []rune) (class string, n int, ok bool) {
+	var b strings.Builder
+	b.WriteString("[")
+	i := 1
+	if i < len(rs) && (rs[i] == '!' || rs[i] == '^') {
+		b.WriteString("^")
+		i++
+	}
+	start := i
+	for ; i < len(rs); i++ {
+		c := rs[i]
+		if c == ']' && i > start {
+			b.WriteString("]")
+			return b.String(), i + 1, true
+		}
+		switch {
+		case c == '-' && i > start && i+1 < len(rs) && rs[i+1] != ']':
+			b.WriteRune('-')
+		case c == '\\' && i+1 < len(rs):
+			i++
+			b.WriteString(regexp.QuoteMeta(string(rs[i])))
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	return "", 0, false
+}

@@ -1,0 +1,35 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/prompt"
+)
+
+// Ask is the small run of hitl ask: one question, no model, no session, no
+// secrets kept (the answer is for the calling script). The answers file,
+// then the front end are tried; nobody answering stops (exit 4). sink gets
+// the prompt.* events (a person answering on stdin sees the question
+// there). It returns the answer and the question as asked (with its id).
+func Ask(ctx context.Context, p Prompting, sink exec.Sink, q prompt.Question) (prompt.Answer, prompt.Question, error) {
+	a := &prompt.Asker{
+		FrontEnd:   p.FrontEnd,
+		Timeout:    p.Timeout,
+		Unanswered: prompt.UnansweredStop,
+		Observer:   &promptEvents{sink: sink},
+	}
+	if p.Answers != nil {
+		a.Sources = append(a.Sources, p.Answers)
+	}
+	if sink != nil {
+		a.OnBadAnswer = func(b *prompt.BadAnswerError) {
+			sink.Emit(exec.Stamp(&exec.ErrorEvent{Message: b.Error(), Line: b.Line, PromptID: b.PromptID}, "error", time.Now()))
+		}
+	}
+	ans, err := a.Ask(ctx, q)
+	q.ID = fmt.Sprintf("p%d", a.Next())
+	return ans, q, err
+}

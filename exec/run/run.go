@@ -1,0 +1,366 @@
+// Package run holds one run of an agent from start to end: New (hitl exec)
+// or Resume (a session) gives a *Run, and Do runs it. It owns the order in
+// which a question's answer is looked for (session replay, answers file,
+// front end, the unanswered policy), every prompt.* and run.* event, the
+// session journal, the run's secrets, the first message and system prompt,
+// and the tools. The command line (cmd) gives it flags already checked, the
+// front end and an event sink, and maps what Do returns to an exit code.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/model"
+	"github.com/hitl-dev/hitl/exec/model/cassette"
+	"github.com/hitl-dev/hitl/exec/session"
+	"github.com/hitl-dev/hitl/exec/tools"
+	"github.com/hitl-dev/hitl/prompt"
+)
+
+// Prompting is how questions are answered besides a resumed session: the
+// answers file, the front end, the time limit and the unanswered policy.
+type Prompting struct {
+	Answers    *prompt.AnswersFile // --answers; nil when not given
+	FrontEnd   prompt.FrontEnd     // nil: --prompt none
+	Timeout    time.Duration
+	Unanswered prompt.Unanswered
+}
+
+// Options are what a run takes from the command line, checked.
+type Options struct {
+	Prompting
+	// Model is the model to use (the agent's, or --model's).
+	Model *config.Model
+	// Cassette, when set, records or replays the model's exchanges; its
+	// frozen clock is the date add_date shows.
+	Cassette      *cassette.Cassette
+	WorkingDir    string
+	Yolo          bool
+	MaxIterations int // 0: the agent's, else 50
+	// Session is the journal's path for a new run ("": a file named after
+	// the run id in the state dir, deleted after success).
+	Session string
+
+	// Sink receives every event of the run.
+	Sink exec.Sink
+	// Progress shows tools' progress to a person (nil: nothing).
+	Progress func(string)
+	// OnDelta is called as each streamed model chunk arrives.
+	OnDelta func()
+	// WrapModel, when set, wraps the model (a spinner while it thinks).
+	WrapModel func(exec.Model) exec.Model
+	// Notices receives what a person must know that is not an event (a
+	// secret left unset after a resume).
+	Notices io.Writer
+	// Getenv reads the environment (keys, the state dir); nil: os.Getenv.
+	Getenv func(string) string
+	// ExitCode maps the error ending the run to its exit code, for
+	// run.finished and the session's end record.
+	ExitCode func(error) int
+}
+
+// Run is one run: a new one or one resumed from its session.
+type Run struct {
+	opts    Options
+	start   time.Time
+	cfg     *config.Config
+	agent   *config.Agent
+	runID   string
+	message string // the first user turn of the run
+	state   *exec.State
+	journal *session.Journal
+	keep    bool // keep the session after success
+	// loaded is the session a resumed run continues, nil for a new run.
+	loaded *session.Loaded
+}
+
+// Result is how a run ended, for the command line to report.
+type Result struct {
+	Outcome exec.Outcome
+	// Session is the journal's path; Kept says whether it still exists
+	// (it is deleted after a success unless named).
+	Session string
+	Kept    bool
+}
+
+// New starts a run of agent with message as its first user turn (see
+// FirstMessage), and creates its session journal.
+func New(cfg *config.Config, agent *config.Agent, message string, opts Options) (*Run, error) {
+	r := &Run{
+		opts:    opts,
+		start:   time.Now(),
+		cfg:     cfg,
+		agent:   agent,
+		runID:   newRunID(),
+		message: message,
+		keep:    opts.Session != "",
+		state:   &exec.State{Messages: []exec.Message{{Role: exec.RoleUser, Text: message}}},
+	}
+	path := opts.Session
+	if path == "" {
+		dir, err := session.DefaultDir(r.getenv)
+		if err != nil {
+			return nil, err
+		}
+		path = filepath.Join(dir, r.runID+".jsonl")
+	}
+	j, err := session.Create(path, session.Header{
+		RunID:       r.runID,
+		Created:     time.Now().UTC(),
+		AgentFile:   relativeToWD(cfg.Path),
+		AgentSHA256: cfg.SHA256,
+		Agent:       agent.Name,
+		Message:     message,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.journal = j
+	return r, nil
+}
+
+func (r *Run) getenv(k string) string {
+	if r.opts.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return r.opts.Getenv(k)
+}
+
+// Close releases a run that will not Do: a new run leaves no session
+// behind (it would hold only its header, and block a rerun with
+// --session); a resumed one keeps its session as it was.
+func (r *Run) Close() {
+	if r.journal == nil {
+		return
+	}
+	if r.loaded == nil {
+		_ = r.journal.Remove()
+	} else {
+		r.journal.Close()
+	}
+	r.journal = nil
+}
+
+// Do runs to the end. The error is what ended the run (nil on success; an
+// *OutcomeError for a run that finished rejected or cancelled, a
+// *prompt.StopError for one that waits for input); run.finished has been
+// emitted and the journal closed (or deleted) either way.
+func (r *Run) Do(ctx context.Context) (res Result, err error) {
+	defer r.Close() // when the run never started
+	unregister := onHardExit(ctx, r.journal.Flush)
+	defer unregister()
+	m, err := r.model()
+	if err != nil {
+		return res, err
+	}
+
+	asker := r.asker()
+	toolList, err := r.tools(asker)
+	if err != nil {
+		return res, err
+	}
+	defer tools.Close(toolList)
+	r.emit(&exec.RunStarted{RunID: r.runID, Agent: r.agent.Name, Model: modelLabel(r.opts.Model), Session: r.journal.Path()}, "run.started")
+
+	maxIter := r.agent.MaxIterations
+	if r.opts.MaxIterations > 0 {
+		maxIter = r.opts.MaxIterations
+	}
+	runner := &exec.Runner{
+		Model:           m,
+		Tools:           toolList,
+		System:          SystemPrompt(r.agent, r.now(), r.opts.WorkingDir),
+		MaxIterations:   maxIter,
+		VerdictRequired: tools.VerdictRequired(r.agent),
+		Sink:            r.opts.Sink,
+		Journal:         r.journal,
+	}
+	if r.loaded != nil {
+		runner.Before = func(ctx context.Context) error {
+			_, results := toolResults(r.state.Messages)
+			return asker.Secrets.Reask(ctx, asker, r.loaded.Secrets, results, r.opts.Notices)
+		}
+	}
+	outcome, runErr := runner.Run(ctx, r.state)
+	if runErr != nil && ctx.Err() != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			runErr = cause
+		}
+	}
+	if runErr == nil && outcome.Status != exec.StatusSuccess {
+		runErr = &OutcomeError{Outcome: outcome}
+	}
+	code := r.exitCode(runErr)
+	status := Status(code, runErr)
+	r.journal.End(status)
+	res = Result{Outcome: outcome, Session: r.journal.Path(), Kept: true}
+	if status == exec.StatusSuccess && !r.keep {
+		res.Kept = false
+		if err := r.journal.Remove(); err != nil {
+			r.notice("could not delete the session: %v", err)
+		}
+	} else if err := r.journal.Close(); err != nil {
+		r.notice("the session could not be saved: %v", err)
+	}
+	r.journal = nil
+	r.finished(runErr, code, status, outcome, res)
+	return res, runErr
+}
+
+func (r *Run) exitCode(err error) int {
+	if r.opts.ExitCode == nil {
+		if err == nil {
+			return 0
+		}
+		return 1
+	}
+	return r.opts.ExitCode(err)
+}
+
+func (r *Run) notice(format string, args ...any) {
+	if r.opts.Notices != nil {
+		fmt.Fprintf(r.opts.Notices, "hitl: "+format+"\n", args...)
+	}
+}
+
+// now is the date add_date shows: the cassette's frozen clock when it has
+// one.
+func (r *Run) now() time.Time {
+	if c := r.opts.Cassette; c != nil && !c.Now().IsZero() {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// model makes the run's model and restores its state from the session.
+func (r *Run) model() (exec.Model, error) {
+	m, err := model.New(r.opts.Model, model.Options{Getenv: r.opts.Getenv, Message: r.message, Cassette: r.opts.Cassette, OnDelta: r.opts.OnDelta})
+	if err != nil {
+		return nil, err
+	}
+	if stateful, ok := m.(session.Stateful); ok {
+		r.journal.Model = stateful
+		if r.loaded != nil && len(r.loaded.ModelState) > 0 {
+			if err := stateful.Restore(r.loaded.ModelState); err != nil {
+				return nil, fmt.Errorf("session %s: model state: %w", r.journal.Path(), err)
+			}
+		}
+	}
+	var out exec.Model = m
+	if r.opts.WrapModel != nil {
+		out = r.opts.WrapModel(m)
+	}
+	return out, nil
+}
+
+// asker is the run's question machinery, with answers looked for in this
+// order: the session being resumed (never for approvals), the answers
+// file, the front end, then the unanswered policy. Every question and
+// answer becomes an event and a journal record.
+func (r *Run) asker() *prompt.Asker {
+	a := &prompt.Asker{
+		FrontEnd:   r.opts.FrontEnd,
+		Timeout:    r.opts.Timeout,
+		Unanswered: r.opts.Unanswered,
+		Observer:   observers{&promptEvents{sink: r.opts.Sink}, r.journal},
+		Secrets:    &prompt.Secrets{},
+		OnBadAnswer: func(b *prompt.BadAnswerError) {
+			r.emit(&exec.ErrorEvent{Message: b.Error(), Line: b.Line, PromptID: b.PromptID}, "error")
+		},
+	}
+	if r.loaded != nil {
+		pending := exec.PendingCalls(r.state.Messages)
+		a.Sources = append(a.Sources, session.NewReplay(r.loaded, pending))
+		a.SetNext(r.loaded.NextPrompt(pending))
+		texts, _ := toolResults(r.state.Messages)
+		a.Secrets.ReserveSeen(texts)
+	}
+	if r.opts.Answers != nil {
+		a.Sources = append(a.Sources, r.opts.Answers)
+	}
+	return a
+}
+
+// tools builds the agent's tools, asking through asker.
+func (r *Run) tools(asker *prompt.Asker) ([]exec.Tool, error) {
+	var approvals []string
+	if r.loaded != nil {
+		approvals = r.loaded.Approvals
+	}
+	return tools.Build(r.cfg, r.agent, tools.Deps{
+		WorkingDir:  r.opts.WorkingDir,
+		RunID:       r.runID,
+		Asker:       asker,
+		Secrets:     asker.Secrets,
+		Permissions: r.cfg.Permissions,
+		Yolo:        r.opts.Yolo,
+		HiddenEnv:   model.KeyVars(r.cfg),
+		Approvals:   approvals,
+		OnApproval:  r.journal.Approval,
+		Progress:    r.opts.Progress,
+	})
+}
+
+func (r *Run) emit(e exec.Event, typ string) {
+	if r.opts.Sink != nil {
+		r.opts.Sink.Emit(exec.Stamp(e, typ, time.Now()))
+	}
+}
+
+// finished emits run.finished.
+func (r *Run) finished(runErr error, code int, status exec.Status, out exec.Outcome, res Result) {
+	fin := &exec.RunFinished{
+		Status:     status,
+		ExitCode:   code,
+		Text:       out.Text,
+		Iterations: r.state.Iterations,
+		Usage:      r.state.Usage,
+		DurationMS: time.Since(r.start).Milliseconds(),
+	}
+	if res.Kept {
+		fin.Session = res.Session // only while it exists to resume
+	}
+	if runErr != nil {
+		var o *OutcomeError
+		if errors.As(runErr, &o) {
+			fin.Text = o.Outcome.Text
+		} else {
+			fin.Error = runErr.Error()
+		}
+		var stop *prompt.StopError
+		if errors.As(runErr, &stop) {
+			fin.PendingPromptID = stop.Question.ID
+		}
+	}
+	r.emit(fin, "run.finished")
+}
+
+func modelLabel(m *config.Model) string {
+	if m.Model == "" {
+		return m.Provider + "/" + m.Name
+	}
+	return m.Provider + "/" + m.Model
+}
+
+func relativeToWD(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return abs
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil {
+		return rel
+	}
+	return abs
+}

@@ -1,0 +1,149 @@
+package session
+
+// Reading a journal back, to resume its run.
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/prompt"
+)
+
+// Loaded is what a journal says about a run.
+type Loaded struct {
+	Header     Header
+	State      exec.State
+	ModelState json.RawMessage
+	// Answers are the recorded answers by call id and question index.
+	Answers map[string]map[int]prompt.Answer
+	// FirstPrompt is, per call id, the number of its first question.
+	FirstPrompt map[string]int
+	// LastPrompt is the number of the last question asked.
+	LastPrompt int
+	Approvals  []string
+	// Secrets are the secret questions answered, by placeholder number.
+	Secrets []SecretQuestion
+	Status  exec.Status // the last end record; "" when none
+}
+
+// Open locks the session at path, reads it, and reopens it for appending.
+func Open(path string) (*Journal, *Loaded, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: %w", err)
+	}
+	if err := lock(f); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	l, err := read(f, path)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return newJournal(path, f), l, nil
+}
+
+func read(r io.Reader, path string) (*Loaded, error) {
+	l := &Loaded{Answers: map[string]map[int]prompt.Answer{}, FirstPrompt: map[string]int{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		var rec record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			// A torn last line (the process was killed mid-write) is
+			// dropped; anything else is a damaged file.
+			if !sc.Scan() {
+				break
+			}
+			return nil, fmt.Errorf("session %s:%d: not a journal record: %v", path, n, err)
+		}
+		if n == 1 && rec.Kind != "header" {
+			return nil, fmt.Errorf("session %s: not a hitl session (no header)", path)
+		}
+		if err := rec.check(n); err != nil {
+			return nil, fmt.Errorf("session %s:%d: %v", path, n, err)
+		}
+		l.apply(rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("session %s: %w", path, err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("session %s is empty", path)
+	}
+	if l.Header.Version != Version {
+		return nil, fmt.Errorf("session %s has format version %d; this hitl reads version %d", path, l.Header.Version, Version)
+	}
+	return l, nil
+}
+
+// check refuses a record that lacks what apply reads (a damaged or edited
+// file), so loading it never dereferences nil.
+func (r record) check(n int) error {
+	switch {
+	case r.Kind == "header" && n > 1:
+		return errors.New("a second header")
+	case r.Kind == "header" && r.Header == nil:
+		return errors.New("a header record without its header")
+	case r.Kind == "message" && r.Message == nil:
+		return errors.New("a message record without its message")
+	case r.Kind == "answer" && r.Answer == nil:
+		return errors.New("an answer record without its answer")
+	case r.Kind == "secret" && r.Secret == nil:
+		return errors.New("a secret record without its question")
+	}
+	return nil
+}
+
+func (l *Loaded) apply(rec record) {
+	switch rec.Kind {
+	case "header":
+		l.Header = *rec.Header
+	case "message":
+		l.State.Messages = append(l.State.Messages, *rec.Message)
+		l.State.Iterations = rec.Iterations
+		if rec.Usage != nil {
+			l.State.Usage = *rec.Usage
+		}
+		if len(rec.ModelState) > 0 {
+			l.ModelState = rec.ModelState
+		}
+		l.Status = ""
+	case "question":
+		num := promptNumber(rec.PromptID)
+		if _, ok := l.FirstPrompt[rec.CallID]; !ok {
+			l.FirstPrompt[rec.CallID] = num
+		}
+		l.LastPrompt = max(l.LastPrompt, num)
+	case "answer":
+		if l.Answers[rec.CallID] == nil {
+			l.Answers[rec.CallID] = map[int]prompt.Answer{}
+		}
+		l.Answers[rec.CallID][rec.Index] = *rec.Answer
+	case "secret":
+		l.Secrets = append(l.Secrets, *rec.Secret)
+	case "approval":
+		l.Approvals = append(l.Approvals, rec.Command)
+	case "end":
+		l.Status = rec.Status
+	}
+}
+
+func promptNumber(id string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(id, "p"))
+	return n
+}

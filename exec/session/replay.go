@@ -1,0 +1,54 @@
+package session
+
+// Replaying the answers a journal recorded, on resume.
+
+import (
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/prompt"
+)
+
+// Replay answers the questions of the pending calls that were answered before
+// the run stopped, so a resumed call does not ask them again.
+type Replay struct {
+	answers map[string]map[int]prompt.Answer
+}
+
+// NewReplay replays the answers recorded for calls.
+func NewReplay(l *Loaded, calls []exec.ToolCall) *Replay {
+	r := &Replay{answers: map[string]map[int]prompt.Answer{}}
+	for _, c := range calls {
+		if a, ok := l.Answers[c.ID]; ok {
+			r.answers[c.ID] = a
+		}
+	}
+	return r
+}
+
+// Answer returns the recorded answer of q's call and index, once.
+func (r *Replay) Answer(q prompt.Question) (prompt.Answer, bool, error) {
+	if !q.Replayable() {
+		return prompt.Answer{}, false, nil
+	}
+	a, ok := r.answers[q.CallID][q.Index]
+	if !ok {
+		return prompt.Answer{}, false, nil
+	}
+	delete(r.answers[q.CallID], q.Index)
+	a.Source = prompt.SourceSession
+	return a, true, nil
+}
+
+// NextPrompt is the question counter to resume with: the pending calls ask
+// their questions again under the ids they had.
+func (l *Loaded) NextPrompt(calls []exec.ToolCall) int {
+	first := 0
+	for _, c := range calls {
+		if n, ok := l.FirstPrompt[c.ID]; ok && (first == 0 || n < first) {
+			first = n
+		}
+	}
+	if first > 0 {
+		return first - 1
+	}
+	return l.LastPrompt
+}

@@ -1,0 +1,155 @@
+package session
+
+// Writing a journal: records are buffered and synced when the run stops
+// or exits.
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/prompt"
+)
+
+// Journal is an open session file, locked for this process.
+type Journal struct {
+	mu    sync.Mutex
+	path  string
+	f     *os.File
+	w     *bufio.Writer
+	err   error
+	Model Stateful // set by the run when its model is stateful
+}
+
+// Create starts a new journal at path (mode 0600) and writes its header.
+func Create(path string, h Header) (*Journal, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("session %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("session %s already exists: continue it with hitl resume %s, or choose another --session", path, path)
+		}
+		return nil, fmt.Errorf("session %s: %w", path, err)
+	}
+	if err := lock(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	j := newJournal(path, f)
+	h.Version = Version
+	j.write(record{Kind: "header", Header: &h})
+	return j, j.err
+}
+
+// Path is the journal's file.
+func (j *Journal) Path() string { return j.path }
+
+func (j *Journal) write(r record) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		j.err = err
+		return
+	}
+	data = append(data, '\n')
+	if _, err := j.w.Write(data); err != nil {
+		j.err = err
+	}
+}
+
+// Message records a message appended to the conversation, with the counters
+// and the model's position after it.
+func (j *Journal) Message(m exec.Message, st *exec.State) error {
+	r := record{Kind: "message", Message: &m, Iterations: st.Iterations, Usage: &st.Usage}
+	if j.Model != nil && m.Role == exec.RoleAssistant {
+		r.ModelState = j.Model.State()
+	}
+	j.write(r)
+	return j.err
+}
+
+// Requested records that a question was asked (its id, so a resumed run asks
+// the pending call's questions under the same ids).
+func (j *Journal) Requested(q prompt.Question) {
+	j.write(record{Kind: "question", CallID: q.CallID, Index: q.Index, PromptID: q.ID})
+}
+
+// SecretQuestion is a secret question answered before a stop (the
+// question, never the value, and its placeholder number).
+type SecretQuestion = prompt.SecretRecord
+
+// Answered records an answer, unless it holds a secret: for a secret, only
+// the question and its placeholder number (prompt.SecretRecords), so a
+// resumed run asks it again.
+func (j *Journal) Answered(q prompt.Question, a prompt.Answer) {
+	if prompt.HasSecret(q) {
+		for _, sq := range prompt.SecretRecords(q, a) {
+			j.write(record{Kind: "secret", Secret: &sq})
+		}
+		return
+	}
+	j.write(record{Kind: "answer", CallID: q.CallID, Index: q.Index, PromptID: q.ID, Answer: &a})
+}
+
+// Approval records a shell command approved for the session.
+func (j *Journal) Approval(command string) {
+	j.write(record{Kind: "approval", Command: command})
+}
+
+// End records how the run ended.
+func (j *Journal) End(s exec.Status) {
+	j.write(record{Kind: "end", Status: s})
+}
+
+func newJournal(path string, f *os.File) *Journal {
+	return &Journal{path: path, f: f, w: bufio.NewWriterSize(f, 64*1024)}
+}
+
+// Flush writes out and syncs the journal without closing it: for a second
+// Ctrl-C, which exits without unwinding, so the run stays resumable from
+// its last completed step (the run registers it in its signal context).
+func (j *Journal) Flush() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f != nil && j.w.Flush() == nil {
+		_ = j.f.Sync()
+	}
+}
+
+// Close flushes and syncs the journal and releases the lock.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return j.err
+	}
+	err := j.w.Flush()
+	if err == nil {
+		err = j.f.Sync()
+	}
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	j.f = nil
+	if j.err == nil {
+		j.err = err
+	}
+	return err
+}
+
+// Remove closes and deletes the journal (after a successful run).
+func (j *Journal) Remove() error {
+	_ = j.Close()
+	return os.Remove(j.path)
+}

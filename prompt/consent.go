@@ -1,0 +1,98 @@
+package prompt
+
+// Consent is the kind of consent a question asks for (DESIGN §4 "Consent
+// questions", "Approvals with nobody to ask", §5 "Unanswered"). Everything
+// hitl does differently for consent — defaulting, stopping, replaying,
+// preselecting on a terminal — is derived from it in rules, and nowhere
+// else.
+type Consent int
+
+const (
+	// ConsentNone is an ordinary question: its default may answer it
+	// under --unanswered default, and a terminal preselects it.
+	ConsentNone Consent = iota
+	// ConsentConfirm is a yes/no question by its schema (a boolean, a
+	// yes/no enum, a form with such a field; see SchemaConsent): its default
+	// was written by the model, so it is never used nor preselected.
+	ConsentConfirm
+	// ConsentConfirmNo is a confirmation whose default is hitl's own
+	// refusal (ask_confirmation's "no"): never defaulted, and preselected
+	// on a terminal so that a stray Enter refuses.
+	ConsentConfirmNo
+	// ConsentApproval is a shell or tool approval (ApprovalQuestion):
+	// never defaulted, never replayed from a session (approved again by a
+	// person on resume), its refusing "no" preselected; with nobody to ask
+	// it stops the run under --unanswered stop, and is refused with
+	// "nobody was available to approve" under cancel or default.
+	ConsentApproval
+	// ConsentChoice is a remote user_choice: never defaulted, never
+	// replayed (seed 000); with nobody to ask it stops the run under
+	// --unanswered stop, and is abandoned (nothing POSTed) otherwise. Its
+	// labels mean something only to the tool server, so hitl knows no
+	// refusing option and a terminal preselects none.
+	ConsentChoice
+	// ConsentFollowUp is not consent but an optional follow-up to a consent
+	// answer (ask_confirmation's notes after "no"): the consent stands
+	// whatever happens, so nobody answering it never stops the run.
+	ConsentFollowUp
+)
+
+// rules is what a kind of consent implies; the one switch.
+type rules struct {
+	consent   bool // the answer can grant something
+	defaulted bool // --unanswered default may answer with the question's default
+	stops     bool // --unanswered stop stops the run when nobody answers
+	replayed  bool // an answer recorded in a session may answer it on resume
+	preselect bool // a terminal may preselect the question's default
+}
+
+func (c Consent) rules() rules {
+	switch c {
+	case ConsentNone:
+		return rules{defaulted: true, stops: true, replayed: true, preselect: true}
+	case ConsentConfirm:
+		return rules{consent: true, stops: true, replayed: true}
+	case ConsentConfirmNo:
+		return rules{consent: true, stops: true, replayed: true, preselect: true}
+	case ConsentApproval:
+		return rules{consent: true, stops: true, preselect: true}
+	case ConsentChoice:
+		return rules{consent: true, stops: true}
+	case ConsentFollowUp:
+		return rules{defaulted: true, replayed: true, preselect: true}
+	}
+	// An unknown kind fails closed: consent, never defaulted, replayed
+	// or preselected.
+	return rules{consent: true, stops: true}
+}
+
+// IsConsent reports whether an answer to a question of this kind can grant
+// something.
+func (c Consent) IsConsent() bool { return c.rules().consent }
+
+// Defaultable reports whether q's default may answer it when nobody did
+// (--unanswered default): never for consent, a confirm question, or a form
+// with a consent field.
+func (q Question) Defaultable() bool {
+	if !q.Consent.rules().defaulted || q.Kind == KindConfirm {
+		return false
+	}
+	for _, f := range q.Fields {
+		if !f.Question.Defaultable() {
+			return false
+		}
+	}
+	return true
+}
+
+// StopsUnanswered reports whether --unanswered stop stops the run when
+// nobody answers q; when false, q is cancelled at once.
+func (q Question) StopsUnanswered() bool { return q.Consent.rules().stops }
+
+// Replayable reports whether an answer recorded in a session may answer q
+// on resume.
+func (q Question) Replayable() bool { return q.Consent.rules().replayed }
+
+// PreselectDefault reports whether a terminal may preselect q's default;
+// when false it starts on the first option (a confirm on "no").
+func (q Question) PreselectDefault() bool { return q.Consent.rules().preselect }

@@ -1,0 +1,144 @@
+package prompt
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// yesNoWords are the string values that make an enum a yes/no (DESIGN §4).
+var yesNoWords = map[string]bool{
+	"yes": true, "no": true, "y": true, "n": true, "true": true, "false": true,
+	"ok": true, "approve": true, "allow": true, "confirm": true, "proceed": true,
+	"deny": true, "reject": true, "cancel": true,
+}
+
+// YesNoWord reports whether s, in any case, is one of the yes/no words.
+func YesNoWord(s string) bool { return yesNoWords[strings.ToLower(strings.TrimSpace(s))] }
+
+// SchemaConsent reports whether a JSON Schema can express yes/no, which
+// makes a question asking for it a consent question (DESIGN §4): type
+// boolean, an enum or const holding a boolean or a yes/no word, anyOf,
+// oneOf, allOf or a local $ref reaching such a schema, or an object or
+// array with such a property or item. A schema too deep to look through
+// counts as consent (fail closed); one that is not JSON does not (it does
+// not compile either).
+func SchemaConsent(raw json.RawMessage) bool {
+	var root any
+	if json.Unmarshal(raw, &root) != nil {
+		return false
+	}
+	return newConsentWalk(root).reaches(root, 0)
+}
+
+// maxSchemaDepth bounds the walk through nested and referenced schemas.
+const maxSchemaDepth = 64
+
+type consentWalk struct {
+	root any
+	seen map[string]bool // $refs followed
+}
+
+func newConsentWalk(root any) *consentWalk {
+	return &consentWalk{root: root, seen: map[string]bool{}}
+}
+
+func (w *consentWalk) reaches(n any, depth int) bool {
+	if depth > maxSchemaDepth {
+		return true
+	}
+	obj, ok := n.(map[string]any)
+	if !ok {
+		return false // true/false schemas, or not a schema
+	}
+	switch t := obj["type"].(type) {
+	case string:
+		if t == "boolean" {
+			return true
+		}
+	case []any:
+		for _, x := range t {
+			if x == "boolean" {
+				return true
+			}
+		}
+	}
+	if c, ok := obj["const"]; ok && yesNoValue(c) {
+		return true
+	}
+	if enum, ok := obj["enum"].([]any); ok {
+		for _, v := range enum {
+			if yesNoValue(v) {
+				return true
+			}
+		}
+	}
+	for _, key := range []string{"anyOf", "oneOf", "allOf", "prefixItems"} {
+		if list, ok := obj[key].([]any); ok {
+			for _, sub := range list {
+				if w.reaches(sub, depth+1) {
+					return true
+				}
+			}
+		}
+	}
+	for _, key := range []string{"items", "then", "else", "additionalProperties"} {
+		if sub, ok := obj[key]; ok && w.reaches(sub, depth+1) {
+			return true
+		}
+	}
+	if props, ok := obj["properties"].(map[string]any); ok {
+		for _, sub := range props {
+			if w.reaches(sub, depth+1) {
+				return true
+			}
+		}
+	}
+	if ref, ok := obj["$ref"].(string); ok && !w.seen[ref] {
+		w.seen[ref] = true
+		target, found := w.resolve(ref)
+		if !found {
+			return true // a $ref hitl cannot follow: fail closed
+		}
+		if w.reaches(target, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// yesNoValue reports whether an enum or const value says yes or no.
+func yesNoValue(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return true
+	case string:
+		return YesNoWord(x)
+	}
+	return false
+}
+
+// resolve follows a local $ref ("#", "#/$defs/x", "#/definitions/x").
+func (w *consentWalk) resolve(ref string) (any, bool) {
+	ptr, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil, false
+	}
+	n := w.root
+	if ptr == "" {
+		return n, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		obj, ok := n.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if n, ok = obj[tok]; !ok {
+			return nil, false
+		}
+	}
+	return n, true
+}
