@@ -104,7 +104,7 @@ func formQuestion(p *sdk.ElicitParams) (form, string, error) {
 		f.asked.Title = field.Question.Message
 	case whole.Kind != prompt.KindForm:
 		f.empty = true
-		f.asked = prompt.Question{Kind: prompt.KindConfirm, Consent: true}
+		f.asked = prompt.Question{Kind: prompt.KindConfirm, Consent: prompt.ConsentConfirm}
 	}
 	f.asked.Message = p.Message
 	return f, f.single, nil
@@ -179,7 +179,7 @@ func (c *Client) askURL(ctx context.Context, st *callState, p *sdk.ElicitParams)
 	msg += fmt.Sprintf("The MCP server %s asks you to open this address in your browser (hitl does not open it):\n\n  %s\n\n"+
 		"Answer yes once you have opened it and are done there, no to refuse.", c.name, termtext.Line(p.URL))
 	q := prompt.Question{
-		Kind: prompt.KindConfirm, Consent: true,
+		Kind: prompt.KindConfirm, Consent: prompt.ConsentConfirm,
 		Title:   fmt.Sprintf("%s (MCP server %s) asks you to open a web page", st.tool, c.name),
 		Message: msg,
 		Tool:    st.tool, CallID: st.callID, Server: c.name,

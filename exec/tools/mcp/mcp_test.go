@@ -331,7 +331,7 @@ func TestElicitURL(t *testing.T) {
 				continue
 			}
 			q := a.questions()[0]
-			if q.Kind != prompt.KindConfirm || !q.Consent || q.Server != "test" || q.Tool != "open_link" {
+			if q.Kind != prompt.KindConfirm || !q.Consent.IsConsent() || q.Server != "test" || q.Tool != "open_link" {
 				t.Errorf("question %+v", q)
 			}
 			if !strings.Contains(q.Message, `https://auth.example.com/authorize?state=x\x1b[31m`) || strings.Contains(q.Message, "\x1b") {
