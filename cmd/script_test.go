@@ -100,7 +100,11 @@ func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
 // cmdLockSession holds a session open, as a running hitl would, until the
 // script ends: locksession FILE
 func cmdLockSession(ts *testscript.TestScript, neg bool, args []string) {
-	j, _, err := session.Open(ts.MkAbs(args[0]))
+	key, err := session.LoadKey(ts.Getenv)
+	if err != nil {
+		ts.Fatalf("locksession: %v", err)
+	}
+	j, _, err := session.Open(ts.MkAbs(args[0]), key)
 	if err != nil {
 		ts.Fatalf("locksession: %v", err)
 	}

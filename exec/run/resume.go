@@ -29,7 +29,15 @@ type ResumeOptions struct {
 // agent's model; SelectModel, when set, picks it from the loaded config.
 func Resume(path string, ro ResumeOptions, opts Options, selectModel func(*config.Config, *config.Agent) (*config.Model, error)) (*Run, error) {
 	start := time.Now()
-	journal, loaded, err := session.Open(path)
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	key, err := session.LoadKey(getenv)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	journal, loaded, err := session.Open(path, key)
 	if err != nil {
 		return nil, &UsageError{err}
 	}

@@ -112,6 +112,10 @@ func New(cfg *config.Config, agent *config.Agent, message string, opts Options) 
 		}
 		path = filepath.Join(dir, r.runID+".jsonl")
 	}
+	key, err := session.LoadKey(r.getenv)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
 	j, err := session.Create(path, session.Header{
 		RunID:       r.runID,
 		Created:     time.Now().UTC(),
@@ -119,7 +123,7 @@ func New(cfg *config.Config, agent *config.Agent, message string, opts Options) 
 		AgentSHA256: cfg.SHA256,
 		Agent:       agent.Name,
 		Message:     message,
-	})
+	}, key)
 	if err != nil {
 		return nil, err
 	}

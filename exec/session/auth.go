@@ -153,3 +153,17 @@ func (c *chain) open(line []byte) ([]byte, error) {
 	c.prev = want
 	return rec, nil
 }
+
+// TamperedError is a journal whose records do not verify: a record added,
+// changed, removed or reordered, or a session written with another key.
+// Nothing in it is used (--force does not override it).
+type TamperedError struct {
+	Path    string
+	Line    int // the first bad record, 1-based
+	Reason  string
+	KeyFrom string
+}
+
+func (e *TamperedError) Error() string {
+	return fmt.Sprintf("session %s:%d: refused: %s (the record was added, changed, moved or removed after hitl wrote it, or the session was written with another key than %s; a session written elsewhere resumes here with the %s it was written with)", e.Path, e.Line, e.Reason, e.KeyFrom, KeyEnv)
+}

@@ -67,14 +67,15 @@ func List(dir string) ([]Summary, error) {
 	return out, nil
 }
 
-// readFile reads a journal without claiming it (a listing).
+// readFile reads a journal without claiming it or verifying it (a
+// listing shows what a file says; resuming it verifies it).
 func readFile(path string) (*Loaded, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return read(f, path)
+	return read(f, path, nil)
 }
 
 // Prune removes the sessions in dir last written before cutoff, except

@@ -31,10 +31,13 @@ type Loaded struct {
 	// Secrets are the secret questions answered, by placeholder number.
 	Secrets []SecretQuestion
 	Status  exec.Status // the last end record; "" when none
+
+	size int64 // bytes of the whole records read (a torn last line is not)
 }
 
-// Open locks the session at path, reads it, and reopens it for appending.
-func Open(path string) (*Journal, *Loaded, error) {
+// Open locks the session at path, reads it, verifies every record with
+// key, and reopens it for appending.
+func Open(path string, key Key) (*Journal, *Loaded, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: %w", err)
@@ -43,27 +46,49 @@ func Open(path string) (*Journal, *Loaded, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	l, err := read(f, path)
+	c := &chain{key: key}
+	l, err := read(f, path, c)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
+	}
+	// A torn last line is cut off, so the next record starts a line.
+	if err := endWhole(f, l.size); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("session %s: %w", path, err)
 	}
 	if _, err := f.Seek(0, io.SeekEnd); err != nil {
 		f.Close()
 		return nil, nil, err
 	}
-	return newJournal(path, f), l, nil
+	return newJournal(path, f, *c), l, nil
 }
 
-func read(r io.Reader, path string) (*Loaded, error) {
+// read loads a journal; with c set, every record must carry its MAC in
+// the chain (DESIGN §5: a session carries no authority of its own).
+func read(r io.Reader, path string, c *chain) (*Loaded, error) {
 	l := &Loaded{Answers: map[string]map[int]prompt.Answer{}, FirstPrompt: map[string]int{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
 	n := 0
 	for sc.Scan() {
 		n++
+		line := sc.Bytes()
+		size := int64(len(line)) + 1
+		if c != nil {
+			rec, err := c.open(line)
+			if err != nil {
+				// A torn last line (the process was killed mid-write)
+				// is dropped, as below.
+				if json.Valid(line) || sc.Scan() {
+					return nil, &TamperedError{Path: path, Line: n, Reason: err.Error(), KeyFrom: c.key.From}
+				}
+				break
+			}
+			line = rec
+		}
 		var rec record
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+		if err := json.Unmarshal(line, &rec); err != nil {
 			// A torn last line (the process was killed mid-write) is
 			// dropped; anything else is a damaged file.
 			if !sc.Scan() {
@@ -78,6 +103,7 @@ func read(r io.Reader, path string) (*Loaded, error) {
 			return nil, fmt.Errorf("session %s:%d: %v", path, n, err)
 		}
 		l.apply(rec)
+		l.size += size
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("session %s: %w", path, err)
@@ -146,4 +172,22 @@ func (l *Loaded) apply(rec record) {
 func promptNumber(id string) int {
 	n, _ := strconv.Atoi(strings.TrimPrefix(id, "p"))
 	return n
+}
+
+// endWhole makes f end with the whole records read (size bytes, counting a
+// newline after each): a torn last line is cut off; a last record whose
+// newline was lost gets it back.
+func endWhole(f *os.File, size int64) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Size() > size:
+		return f.Truncate(size)
+	case fi.Size() == size-1:
+		_, err = f.WriteAt([]byte("\n"), size-1)
+		return err
+	}
+	return nil
 }

@@ -14,7 +14,7 @@ import (
 
 func TestJournalRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	j, err := Create(path, Header{RunID: "r1", AgentFile: "a.yaml", AgentSHA256: "abc", Agent: "root", Message: "hi"})
+	j, err := Create(path, Header{RunID: "r1", AgentFile: "a.yaml", AgentSHA256: "abc", Agent: "root", Message: "hi"}, testKey("0123456789abcdef"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestJournalRoundTrip(t *testing.T) {
 		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
 	}
 
-	j2, l, err := Open(path)
+	j2, l, err := Open(path, testKey("0123456789abcdef"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,16 +73,31 @@ func TestJournalRoundTrip(t *testing.T) {
 	}
 
 	// A second opener is refused while the first holds the session.
-	if _, _, err := Open(path); !errors.Is(err, ErrInUse) {
+	if _, _, err := Open(path, testKey("0123456789abcdef")); !errors.Is(err, ErrInUse) {
 		t.Fatalf("second Open: %v, want ErrInUse", err)
 	}
 }
 
 func TestOpenDamaged(t *testing.T) {
 	dir := t.TempDir()
+	key := testKey("0123456789abcdef")
+	// write seals each whole line of content as hitl would, so the
+	// records' own checks are what fails; a last line without its newline
+	// (torn) and a line starting with "!" stay as they are.
 	write := func(name, content string) string {
+		c := &chain{key: key}
+		var out []byte
+		lines := strings.SplitAfter(content, "\n")
+		for _, l := range lines {
+			if !strings.HasSuffix(l, "\n") || strings.HasPrefix(l, "!") {
+				out = append(out, strings.TrimPrefix(l, "!")...)
+				continue
+			}
+			out = append(out, c.seal([]byte(strings.TrimSuffix(l, "\n")))...)
+			out = append(out, '\n')
+		}
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(content), 0o600)
+		os.WriteFile(p, out, 0o600)
 		return p
 	}
 	header := `{"kind":"header","header":{"version":1,"run_id":"r"}}` + "\n"
@@ -92,7 +107,7 @@ func TestOpenDamaged(t *testing.T) {
 		{"empty", "", "is empty"},
 		{"no header", `{"kind":"message","message":{"role":"user"}}` + "\n", "not a hitl session"},
 		{"version", `{"kind":"header","header":{"version":9}}` + "\n", "format version 9"},
-		{"garbage in the middle", header + "garbage\n" + `{"kind":"end"}` + "\n", "not a journal record"},
+		{"garbage in the middle", header + "!garbage\n" + `{"kind":"end"}` + "\n", ":2: refused: it carries no authentication code"},
 		{"torn last line is dropped", header + `{"kind":"mess`, ""},
 		{"header without header", `{"kind":"header"}` + "\n", ":1: a header record without its header"},
 		{"message without message", header + `{"kind":"message"}` + "\n" + `{"kind":"end"}` + "\n", ":2: a message record without its message"},
@@ -101,7 +116,7 @@ func TestOpenDamaged(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j, _, err := Open(write(tt.name, tt.content))
+			j, _, err := Open(write(tt.name, tt.content), key)
 			if tt.err == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -119,7 +134,7 @@ func TestOpenDamaged(t *testing.T) {
 // A journal is buffered, and Flush (a second Ctrl-C) writes it out.
 func TestFlushWritesTheBufferedJournal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	j, err := Create(path, Header{RunID: "r1", Agent: "root"})
+	j, err := Create(path, Header{RunID: "r1", Agent: "root"}, testKey("0123456789abcdef"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,5 +150,34 @@ func TestFlushWritesTheBufferedJournal(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if !strings.Contains(string(data), `"run_id":"r1"`) || !strings.Contains(string(data), `"text":"hi"`) {
 		t.Fatalf("after Flush the file holds %q", data)
+	}
+}
+
+// A torn last line (hitl killed mid-write) is cut off when the session is
+// opened again, so the records written next verify on the next resume.
+func TestTornLastLineIsCutOff(t *testing.T) {
+	key := testKey("0123456789abcdef")
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	j, err := Create(path, Header{RunID: "r1", Agent: "root"}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &exec.State{Messages: []exec.Message{{Role: exec.RoleUser, Text: "hi"}}}
+	j.Message(st.Messages[0], st)
+	j.Close()
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"kind":"message","message":{"role":"assi`)
+	f.Close()
+	for i := range 2 {
+		j, l, err := Open(path, key)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		if len(l.State.Messages) != 1+i {
+			t.Fatalf("open %d: %d messages, want %d", i, len(l.State.Messages), 1+i)
+		}
+		st := &exec.State{Messages: append(l.State.Messages, exec.Message{Role: exec.RoleUser, Text: "again"})}
+		j.Message(st.Messages[len(st.Messages)-1], st)
+		j.Close()
 	}
 }

@@ -23,11 +23,13 @@ type Journal struct {
 	f     *os.File
 	w     *bufio.Writer
 	err   error
+	chain chain    // authenticates each record (auth.go)
 	Model Stateful // set by the run when its model is stateful
 }
 
 // Create starts a new journal at path (mode 0600) and writes its header.
-func Create(path string, h Header) (*Journal, error) {
+// Every record is authenticated with key.
+func Create(path string, h Header, key Key) (*Journal, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("session %s: %w", path, err)
 	}
@@ -42,7 +44,7 @@ func Create(path string, h Header) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
-	j := newJournal(path, f)
+	j := newJournal(path, f, chain{key: key})
 	h.Version = Version
 	j.write(record{Kind: "header", Header: &h})
 	return j, j.err
@@ -62,7 +64,7 @@ func (j *Journal) write(r record) {
 		j.err = err
 		return
 	}
-	data = append(data, '\n')
+	data = append(j.chain.seal(data), '\n')
 	if _, err := j.w.Write(data); err != nil {
 		j.err = err
 	}
@@ -112,8 +114,8 @@ func (j *Journal) End(s exec.Status) {
 	j.write(record{Kind: "end", Status: s})
 }
 
-func newJournal(path string, f *os.File) *Journal {
-	return &Journal{path: path, f: f, w: bufio.NewWriterSize(f, 64*1024)}
+func newJournal(path string, f *os.File, c chain) *Journal {
+	return &Journal{path: path, f: f, w: bufio.NewWriterSize(f, 64*1024), chain: c}
 }
 
 // Flush writes out and syncs the journal without closing it: for a second
