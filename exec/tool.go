@@ -47,7 +47,8 @@ type Acting interface {
 	Tool
 	// Approval reports whether call needs approval (ok) and what to show.
 	// ok false: the call only reads, and runs without asking unless an ask
-	// rule names it. An error is for the model (bad arguments), as an
+	// rule names it (Args and Server, when set, are still what rules
+	// judge). An error is for the model (bad arguments), as an
 	// error result.
 	Approval(ctx context.Context, call ToolCall) (a Approval, ok bool, err error)
 }

@@ -4,38 +4,111 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/permissions"
 	"github.com/hitl-dev/hitl/prompt"
 )
 
-// gated applies ask and deny rules to a tool other than shell.
+// gated applies the permissions to a tool other than shell (which applies
+// them itself): deny and ask rules to every call; and for a tool that acts
+// (exec.Acting: a file write, a fetch, an MCP tool not marked read-only),
+// a person's approval of each call that acts, unless an allow rule,
+// --yolo or an approval "for this session" covers it.
 type gated struct {
 	exec.Tool
 	name    string
 	checker *permissions.Checker
 	asker   prompt.Questioner
+	yolo    bool
+	session *sessionApprovals
+}
+
+// sessionApprovals are the approval keys a person approved "for this
+// session" (exec.Approval.SessionKey), shared by the tools of a run.
+type sessionApprovals struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+func (s *sessionApprovals) has(k string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return k != "" && s.keys[k]
+}
+
+func (s *sessionApprovals) add(k string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys == nil {
+		s.keys = map[string]bool{}
+	}
+	s.keys[k] = true
 }
 
 func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error) {
 	var args map[string]any
 	_ = json.Unmarshal(call.Arguments, &args)
-	v := g.checker.Tool(g.name, args)
+	var ap exec.Approval
+	acting := false
+	if a, ok := g.Tool.(exec.Acting); ok {
+		var err error
+		ap, acting, err = a.Approval(ctx, call)
+		if err != nil {
+			return exec.Result{IsError: true, Text: err.Error()}, nil
+		}
+		if ap.Args != nil {
+			args = ap.Args // what the call really does (a resolved path)
+		}
+	}
+	v := g.verdict(args, ap.Server)
+	var reason string
 	switch v.Decision {
 	case permissions.Deny:
 		return exec.Result{IsError: true, Text: fmt.Sprintf("the call was not run: %s is denied by the permissions rule %q", g.name, v.Rule)}, nil
+	case permissions.Allow:
+		return g.Tool.Call(ctx, call)
 	case permissions.Ask:
-		msg := fmt.Sprintf("Allow this call of %s?\n\n%s", g.name, string(call.Arguments))
-		q := prompt.ApprovalQuestion(msg, false)
-		q.CallID, q.Tool, q.Hint = call.ID, g.name, fmt.Sprintf("the permissions rule %q asks every time", v.Rule)
-		ap, err := prompt.AskApproval(ctx, g.asker, q, "call")
-		if err != nil {
-			return exec.Result{}, err
+		reason = fmt.Sprintf("the permissions rule %q asks every time", v.Rule)
+		ap.SessionKey = "" // asked every time
+	default:
+		if !acting || g.yolo || g.session.has(ap.SessionKey) {
+			return g.Tool.Call(ctx, call)
 		}
-		if !ap.Approved {
-			return exec.Result{IsError: true, Text: ap.Refusal}, nil
-		}
+		reason = "no permissions rule allows it"
+	}
+	show := ap.Show
+	if show == "" {
+		show = string(call.Arguments)
+	}
+	what := g.name
+	if ap.Server != "" {
+		what = fmt.Sprintf("%s (MCP server %s)", g.name, ap.Server)
+	}
+	q := prompt.ApprovalQuestion(fmt.Sprintf("Allow this call of %s?\n\n%s", what, show), ap.SessionKey != "")
+	q.CallID, q.Tool, q.Server, q.Hint = call.ID, g.name, ap.Server, reason
+	res, err := prompt.AskApproval(ctx, g.asker, q, "call")
+	if err != nil {
+		return exec.Result{}, err
+	}
+	if !res.Approved {
+		return exec.Result{IsError: true, Text: res.Refusal}, nil
+	}
+	if res.Session {
+		g.session.add(ap.SessionKey)
 	}
 	return g.Tool.Call(ctx, call)
+}
+
+// verdict judges a call by the tool's name and, for an MCP tool, its
+// qualified name mcp:SERVER:TOOL too: the stronger decision wins.
+func (g *gated) verdict(args map[string]any, server string) permissions.Verdict {
+	v := g.checker.Tool(g.name, args)
+	if server != "" {
+		if q := g.checker.Tool("mcp:"+server+":"+g.name, args); q.Decision > v.Decision {
+			v = q
+		}
+	}
+	return v
 }

@@ -61,6 +61,7 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 	}
 	var out []exec.Tool
 	var callbacks *remote.Server // shared by the remote toolsets of the run
+	session := &sessionApprovals{}
 	for _, ts := range a.Toolsets {
 		if ts.Type == "remote" && callbacks == nil {
 			callbacks = remote.NewServer()
@@ -70,13 +71,22 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 			return nil, fmt.Errorf("%s:%d:%d: toolset %s: %w", cfg.Path, ts.Pos.Line, ts.Pos.Col, ts.Type, err)
 		}
 		for _, t := range tools {
-			if name := t.Spec().Name; ts.Type != "shell" && checker.Gates(name) {
-				t = &gated{Tool: t, name: name, checker: checker, asker: askerOf(d)}
+			if ts.Type != "shell" && gates(checker, t) {
+				t = &gated{Tool: t, name: t.Spec().Name, checker: checker, asker: askerOf(d), yolo: d.Yolo, session: session}
 			}
 			out = append(out, t)
 		}
 	}
 	return out, nil
+}
+
+// gates says whether t's calls go through the gate: a tool that acts, or
+// one an ask or deny rule names.
+func gates(c *permissions.Checker, t exec.Tool) bool {
+	if _, ok := t.(exec.Acting); ok {
+		return true
+	}
+	return c.Gates(t.Spec().Name)
 }
 
 // askerOf avoids a nil *prompt.Asker inside a non-nil interface.

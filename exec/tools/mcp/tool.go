@@ -64,7 +64,8 @@ func (t *Tool) Approval(ctx context.Context, call exec.ToolCall) (exec.Approval,
 		return exec.Approval{}, false, err
 	}
 	if t.readOnly && prompt.MaxPlaceholder(string(call.Arguments)) == 0 {
-		return exec.Approval{}, false, nil
+		// no approval, but rules on mcp:SERVER:TOOL still judge it
+		return exec.Approval{Args: args, Server: t.c.name}, false, nil
 	}
 	pretty := "{}"
 	if len(args) > 0 {
