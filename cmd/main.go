@@ -25,6 +25,7 @@ const (
 	ExitUsage       = 2
 	ExitRejected    = 3
 	ExitInput       = 4
+	ExitHangup      = 129
 	ExitInterrupted = 130
 	ExitTerminated  = 143
 	ExitBrokenPipe  = 141
@@ -56,6 +57,8 @@ func signalName(s os.Signal) string {
 		return "SIGINT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP (the terminal closed)"
 	}
 	return s.String()
 }
@@ -124,6 +127,8 @@ func ExitCode(err error) int {
 			return ExitInterrupted
 		case syscall.SIGTERM:
 			return ExitTerminated
+		case syscall.SIGHUP:
+			return ExitHangup
 		}
 		return ExitBrokenPipe
 	case errors.Is(err, prompt.ErrInterrupted):
@@ -156,12 +161,13 @@ func statusExitCode(s exec.Status) int {
 }
 
 // signalContext is cancelled, with a signalError as its cause, on the first
-// SIGINT or SIGTERM; a second SIGINT exits at once, after what the runs
+// SIGINT, SIGTERM or SIGHUP (the terminal closed: the run ends as for
+// SIGTERM, its commands killed and its session kept); a second SIGINT exits at once, after what the runs
 // registered in hard (their journals) is done.
 func signalContext(parent context.Context, ios *IOStreams, hard *run.HardExit) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
 		select {

@@ -168,7 +168,7 @@ const stepsAgent = `models:
     provider: script
     script:
       - tool_calls: [{name: shell, arguments: {cmd: "echo one >> log"}}]
-      - tool_calls: [{name: shell, arguments: {cmd: "echo two >> log; if [ -e started ]; then echo again; else touch started; sleep 30; fi"}}]
+      - tool_calls: [{name: shell, arguments: {cmd: "echo two >> log; if [ -e started ]; then echo again; else sh -c 'echo $$ > pid; exec sleep 30' & touch started; wait; fi"}}]
       - text: "done: {{.Last}}"
 agents:
   root:
@@ -176,13 +176,14 @@ agents:
     toolsets: [{type: shell}]
 `
 
-// A run stopped by Ctrl-C or SIGTERM resumes from its last completed step:
-// the finished step 1 is not run again, the interrupted step 2 is.
+// A run stopped by Ctrl-C, SIGTERM or SIGHUP (the terminal closed) leaves
+// no command running and resumes from its last completed step: the
+// finished step 1 is not run again, the interrupted step 2 is.
 func TestResumeAfterSignal(t *testing.T) {
 	for _, tt := range []struct {
 		sig  syscall.Signal
 		code int
-	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}, {syscall.SIGHUP, 129}} {
 		t.Run(tt.sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(stepsAgent), 0o644); err != nil {
@@ -198,6 +199,12 @@ func TestResumeAfterSignal(t *testing.T) {
 			}
 			if !strings.Contains(r.stderr.String(), "hitl resume s.jsonl") {
 				t.Errorf("no resume command on stderr:\n%s", r.stderr.String())
+			}
+			if data, err := os.ReadFile(filepath.Join(dir, "pid")); err != nil {
+				t.Errorf("the command's child wrote no pid: %v", err)
+			} else if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid <= 0 || running(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("the command's child (pid %s) is still running", data)
 			}
 
 			r = startHitl(t, dir, "resume", "--yolo", "s.jsonl")
