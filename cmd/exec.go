@@ -11,6 +11,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/termtext"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // ExecOptions are the inputs of hitl exec.
@@ -47,7 +48,13 @@ is one JSON event per line instead.`,
   hitl exec --json agents/hello.yaml | jq -c .`,
 		Args: minArgs(1, "AGENT.yaml"),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.AgentFile, opts.Message = args[0], args[1:]
+			var err error
+			if opts.AgentFile, opts.Message, err = splitMessage(c, args); err != nil {
+				if errors.Is(err, pflag.ErrHelp) {
+					return c.Help()
+				}
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -55,6 +62,7 @@ is one JSON event per line instead.`,
 		},
 	}
 	addRunFlags(c, opts, true)
+	messageArgs(c)
 	return c
 }
 

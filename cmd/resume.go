@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/exec/session"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // ResumeOptions are the inputs of hitl resume: exec's flags, anew, plus the
@@ -38,7 +40,13 @@ carry over.`,
   hitl resume ./deploy.session.jsonl "now deploy to production too"`,
 		Args: minArgs(1, "SESSION"),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.SessionRef, opts.Message = args[0], args[1:]
+			var err error
+			if opts.SessionRef, opts.Message, err = splitMessage(c, args); err != nil {
+				if errors.Is(err, pflag.ErrHelp) {
+					return c.Help()
+				}
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -46,6 +54,7 @@ carry over.`,
 		},
 	}
 	addRunFlags(c, &opts.ExecOptions, false)
+	messageArgs(c)
 	c.Flags().BoolVar(&opts.Force, "force", false, "resume even though the agent file changed")
 	return c
 }

@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // NewCmdRoot builds the hitl command tree.
@@ -54,4 +56,30 @@ func minArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// messageArgs makes c's flags end where its message begins (DESIGN §2):
+// flags may stand before the first argument (AGENT.yaml, SESSION) or right
+// after it; from the first message word on, every word is message text,
+// so "fix the --yolo handling" never turns on --yolo. "--" ends the flags
+// explicitly (for a message whose first word starts with a dash).
+func messageArgs(c *cobra.Command) {
+	c.Flags().SetInterspersed(false)
+}
+
+// splitMessage parses the flags standing right after the first argument
+// and returns the first argument and the message words. A --help there
+// returns pflag.ErrHelp.
+func splitMessage(c *cobra.Command, args []string) (string, []string, error) {
+	first, rest := args[0], args[1:]
+	if err := c.Flags().Parse(rest); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return "", nil, err
+		}
+		return "", nil, &usageError{fmt.Errorf("%w\nRun '%s --help' for usage; a message whose first word starts with a dash goes after --", err, c.CommandPath())}
+	}
+	if help, _ := c.Flags().GetBool("help"); help {
+		return "", nil, pflag.ErrHelp
+	}
+	return first, c.Flags().Args(), nil
 }
