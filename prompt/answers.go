@@ -27,8 +27,10 @@ type AnswersFile struct {
 }
 
 type answerEntry struct {
-	where  string
-	match  *regexp.Regexp
+	where string
+	match *regexp.Regexp
+	// whole is match anchored at both ends, for consent questions.
+	whole  *regexp.Regexp
 	tool   string
 	answer Answer
 	repeat bool
@@ -45,7 +47,8 @@ type rawEntry struct {
 }
 
 // LoadAnswers reads an answers file: JSONL when its name ends in .jsonl or
-// .json, YAML (a list of entries) otherwise.
+// .json (a .json file may instead hold one array of entries), YAML (a list
+// of entries) otherwise.
 func LoadAnswers(path string) (*AnswersFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -53,7 +56,13 @@ func LoadAnswers(path string) (*AnswersFile, error) {
 	}
 	f := &AnswersFile{path: path}
 	switch strings.ToLower(filepath.Ext(path)) {
-	case ".jsonl", ".json":
+	case ".json":
+		if bytes.HasPrefix(bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))), []byte("[")) {
+			err = f.parseYAML(data) // one JSON array of entries (JSON is YAML)
+			break
+		}
+		err = f.parseJSONL(data)
+	case ".jsonl":
 		err = f.parseJSONL(data)
 	default:
 		err = f.parseYAML(data)
@@ -152,6 +161,7 @@ func (f *AnswersFile) add(raw rawEntry, where string) error {
 			return fmt.Errorf("match: %v", err)
 		}
 		e.match = re
+		e.whole = regexp.MustCompile(`^(?:` + raw.Match + `)$`)
 	}
 	if len(raw.Content) > 0 && string(raw.Content) == "null" {
 		raw.Content = nil
@@ -190,6 +200,16 @@ func (f *AnswersFile) Answer(q Question) (Answer, bool, error) {
 func (e *answerEntry) fits(q Question) bool {
 	if e.tool != "" && !strings.EqualFold(e.tool, q.Tool) {
 		return false
+	}
+	if q.Consent.IsConsent() {
+		// Only an entry written for it: naming its tool, and matching
+		// the whole text approved, so "make test" never approves
+		// "make test; rm -rf x" (DESIGN §5).
+		subject := q.Subject
+		if subject == "" {
+			subject = q.Message
+		}
+		return e.tool != "" && e.whole != nil && e.whole.MatchString(subject)
 	}
 	if e.match == nil {
 		return true

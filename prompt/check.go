@@ -134,6 +134,11 @@ func optionID(q Question, v json.RawMessage) (string, error) {
 	}
 	var n float64
 	if json.Unmarshal(v, &n) == nil {
+		if q.Consent.IsConsent() {
+			// An index is too easy to get wrong (or to write for another
+			// question) to grant anything: name the option (DESIGN §4).
+			return "", fmt.Errorf("this question asks for consent: name the option, an index is not taken; %s", expectation(q))
+		}
 		if numericIDs(q) {
 			return "", fmt.Errorf("option ids of this question are numbers: give the id as a string; %s", expectation(q))
 		}

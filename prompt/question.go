@@ -51,6 +51,11 @@ type Question struct {
 	Secret  bool            `json:"secret"`
 	// Schema is the JSON Schema that an accepted answer's content satisfies.
 	Schema json.RawMessage `json:"schema"`
+	// Subject is the whole text a consent question approves (a command
+	// line, the call shown for approval); an answers-file entry answers a
+	// consent question only when its match covers all of it (DESIGN §5).
+	// Empty: the message.
+	Subject string `json:"-"`
 	// Fields are the properties of a form, asked one after another on a TTY.
 	Fields []Field `json:"-"`
 

@@ -88,6 +88,7 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 	}
 	q := prompt.ApprovalQuestion(fmt.Sprintf("Allow this call of %s?\n\n%s", what, show), ap.SessionKey != "")
 	q.CallID, q.Tool, q.Server, q.Hint = call.ID, g.name, ap.Server, reason
+	q.Subject = show
 	res, err := prompt.AskApproval(ctx, g.asker, q, "call")
 	if err != nil {
 		return exec.Result{}, err

@@ -59,8 +59,6 @@ func TestAskConfirmation(t *testing.T) {
 		{"yes", accept(`"yes"`), id + `"selected_option_id":"yes","free_text":null,"confirmed":true,"cancelled":false}`},
 		{"no", accept(`"no"`), id + `"selected_option_id":"no","free_text":null,"confirmed":false,"cancelled":false}`},
 		{"free text is feedback", text("use staging first"), id + `"selected_option_id":"no_with_feedback","free_text":"use staging first","confirmed":false,"cancelled":false}`},
-		{"by index", accept(`2`), id + `"selected_option_id":"yes","free_text":null,"confirmed":true,"cancelled":false}`},
-		{"index 0 is no", accept(`0`), id + `"selected_option_id":"no","free_text":null,"confirmed":false,"cancelled":false}`},
 		{"decline", decline, id + `"selected_option_id":null,"free_text":null,"confirmed":false,"cancelled":false}`},
 		{"cancel", cancel, id + `"selected_option_id":null,"free_text":null,"confirmed":false,"cancelled":true}`},
 		{"unanswered", nobody, id + `"selected_option_id":null,"free_text":null,"confirmed":false,"cancelled":true,"metadata":{"unanswered":true}}`},

@@ -176,6 +176,7 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, dir string)
 		return true, exec.Result{}, nil
 	}
 	q := prompt.ApprovalQuestion(fmt.Sprintf("Run this command?\n\n%s\n\nin %s", line, dir), true)
+	q.Subject = line
 	q.CallID, q.Tool, q.Hint = call.ID, Name, reason
 	ap, err := prompt.AskApproval(ctx, t.opts.Asker, q, "command")
 	if err != nil {

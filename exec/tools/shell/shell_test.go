@@ -175,9 +175,16 @@ func TestApprovalQuestion(t *testing.T) {
 	if got := strings.Join(ids, ","); got != "once=Yes, once,session=Yes, for this session,no=No" {
 		t.Errorf("options %s", got)
 	}
-	// An answer the canonical check accepts: "0" is the first option.
-	if _, err := prompt.Check(q, prompt.Answer{Action: prompt.Accept, Content: json.RawMessage(`0`)}); err != nil {
+	// A consent question is answered by naming the option, never by an
+	// index (DESIGN §4).
+	if _, err := prompt.Check(q, prompt.Answer{Action: prompt.Accept, Content: json.RawMessage(`"once"`)}); err != nil {
 		t.Error(err)
+	}
+	if _, err := prompt.Check(q, prompt.Answer{Action: prompt.Accept, Content: json.RawMessage(`0`)}); err == nil || !strings.Contains(err.Error(), "name the option") {
+		t.Errorf("an index answered an approval: %v", err)
+	}
+	if q.Subject != "rm -rf \x1b[2Jbuild" {
+		t.Errorf("subject %q, want the command line", q.Subject)
 	}
 
 	// An error from the asker (an interrupt, a bad line) stops the run.
