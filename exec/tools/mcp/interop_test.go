@@ -339,6 +339,24 @@ func testEverything(t *testing.T, c *Client, a *asker, roots []string) {
 			}
 		}
 	})
+
+	t.Run("URL elicitation required (-32042)", func(t *testing.T) {
+		// The server needs https://modelcontextprotocol.io opened first:
+		// hitl asks, calls again, and the retry asks for the URL itself.
+		a.answer = answer(prompt.Accept, `true`)
+		before := len(a.questions())
+		res := mustCall(t, c, "trigger-url-elicitation", `{"url":"https://example.com/after","errorPath":true}`)
+		wantText(t, res, false, "User completed the URL elicitation flow", "URL: https://example.com/after")
+		qs := a.questions()[before:]
+		if len(qs) != 2 || !strings.Contains(qs[0].Message, "https://modelcontextprotocol.io") ||
+			!strings.Contains(qs[0].Message, "Open this link to satisfy the prerequisite") || !strings.Contains(qs[1].Message, "https://example.com/after") {
+			t.Errorf("questions: %+v", qs)
+		}
+
+		a.answer = answer(prompt.Decline, "")
+		res = mustCall(t, c, "trigger-url-elicitation", `{"url":"https://example.com/declined","errorPath":true}`)
+		wantText(t, res, true, "needs a person to open an address before trigger-url-elicitation can run")
+	})
 }
 
 const interopToken = "tok-3c1f9e-interop"
