@@ -297,6 +297,32 @@ func testEverything(t *testing.T, c *Client, a *asker, roots []string) {
 			q.Message != "Please provide inputs for the following fields:" || len(q.Fields) != 13 {
 			t.Errorf("question: kind %s tool %s server %s call %s message %q, %d fields", q.Kind, q.Tool, q.Server, q.CallID, q.Message, len(q.Fields))
 		}
+		// Every field is asked as its kind, titled enums with their titles.
+		kinds := map[string]string{}
+		for _, f := range q.Fields {
+			k := string(f.Question.Kind)
+			if f.Question.Multiple {
+				k += "+multiple"
+			}
+			for _, o := range f.Question.Options {
+				k += " " + o.ID + "=" + o.Label
+			}
+			kinds[f.Name] = k
+		}
+		for name, want := range map[string]string{
+			"name":                       "text",
+			"check":                      "confirm",
+			"integer":                    "text",
+			"untitledSingleSelectEnum":   "choice Monica=Monica Rachel=Rachel Joey=Joey Chandler=Chandler Ross=Ross Phoebe=Phoebe",
+			"untitledMultipleSelectEnum": "choice+multiple Guitar=Guitar Piano=Piano Violin=Violin Drums=Drums Bass=Bass",
+			"titledSingleSelectEnum":     "choice hero-1=Superman hero-2=Green Lantern hero-3=Wonder Woman",
+			"titledMultipleSelectEnum":   "choice+multiple fish-1=Tuna fish-2=Salmon fish-3=Trout",
+			"legacyTitledEnum":           "choice pet-1=Cats pet-2=Dogs pet-3=Birds pet-4=Fish pet-5=Reptiles",
+		} {
+			if kinds[name] != want {
+				t.Errorf("field %s asked as %q, want %q", name, kinds[name], want)
+			}
+		}
 	})
 
 	t.Run("form elicitation declined and cancelled", func(t *testing.T) {
