@@ -10,7 +10,8 @@ import (
 
 // FromSchema makes a question for content that must satisfy raw, a JSON
 // Schema (DESIGN §4): no schema → text; a string enum or a oneOf of
-// const/title → choice; an array of enum → choice + multiple; boolean →
+// const/title → choice (enumNames label an enum); an array of enum, or of
+// items anyOf/oneOf const/title → choice + multiple; boolean →
 // confirm; number/integer → text validated as a number; an object of such
 // properties → form; format password or writeOnly → secret; anything else
 // → text whose answer is JSON validated against the schema. It fills Kind,
@@ -86,31 +87,53 @@ func simple(n schemaNode, raw json.RawMessage) Question {
 		q.Kind = KindConfirm
 	case len(n.Enum) > 0 && allStrings(n.Enum):
 		q.Kind = KindChoice
-		for _, e := range n.Enum {
-			var s string
-			_ = json.Unmarshal(e, &s)
-			q.Options = append(q.Options, Option{ID: s, Label: s})
-		}
+		q.Options = enumOptions(n.Enum, n.EnumNames)
 	case len(n.OneOf) > 0 && constChoices(n.OneOf):
 		q.Kind = KindChoice
-		for _, o := range n.OneOf {
-			var id string
-			_ = json.Unmarshal(o.Const, &id)
-			label := o.Title
-			if label == "" {
-				label = id
-			}
-			q.Options = append(q.Options, Option{ID: id, Label: label, Description: o.Description})
-		}
+		q.Options = constOptions(n.OneOf)
 	case n.Type.is("array") && n.Items != nil && len(n.Items.Enum) > 0 && allStrings(n.Items.Enum):
 		q.Kind, q.Multiple = KindChoice, true
-		for _, e := range n.Items.Enum {
-			var s string
-			_ = json.Unmarshal(e, &s)
-			q.Options = append(q.Options, Option{ID: s, Label: s})
-		}
+		q.Options = enumOptions(n.Items.Enum, n.Items.EnumNames)
+	case n.Type.is("array") && n.Items != nil && len(n.Items.AnyOf) > 0 && constChoices(n.Items.AnyOf):
+		// MCP's titled multi-select: items {anyOf: [{const, title}]}.
+		q.Kind, q.Multiple = KindChoice, true
+		q.Options = constOptions(n.Items.AnyOf)
+	case n.Type.is("array") && n.Items != nil && len(n.Items.OneOf) > 0 && constChoices(n.Items.OneOf):
+		q.Kind, q.Multiple = KindChoice, true
+		q.Options = constOptions(n.Items.OneOf)
 	}
 	return q
+}
+
+// enumOptions are the options of a string enum, labelled by enumNames (the
+// legacy titled enum of MCP elicitation) when it names every value.
+func enumOptions(vals []json.RawMessage, names []string) []Option {
+	opts := make([]Option, 0, len(vals))
+	for i, e := range vals {
+		var s string
+		_ = json.Unmarshal(e, &s)
+		label := s
+		if len(names) == len(vals) && names[i] != "" {
+			label = names[i]
+		}
+		opts = append(opts, Option{ID: s, Label: label})
+	}
+	return opts
+}
+
+// constOptions are the options of alternatives {const, title}.
+func constOptions(alts []schemaNode) []Option {
+	opts := make([]Option, 0, len(alts))
+	for _, o := range alts {
+		var id string
+		_ = json.Unmarshal(o.Const, &id)
+		label := o.Title
+		if label == "" {
+			label = id
+		}
+		opts = append(opts, Option{ID: id, Label: label, Description: o.Description})
+	}
+	return opts
 }
 
 func allStrings(vals []json.RawMessage) bool {
@@ -140,7 +163,9 @@ type schemaNode struct {
 	Description string            `json:"description"`
 	Enum        []json.RawMessage `json:"enum"`
 	Const       json.RawMessage   `json:"const"`
+	EnumNames   []string          `json:"enumNames"`
 	OneOf       []schemaNode      `json:"oneOf"`
+	AnyOf       []schemaNode      `json:"anyOf"`
 	Items       *schemaNode       `json:"items"`
 	Properties  orderedProps      `json:"properties"`
 	Required    []string          `json:"required"`

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/hitl-dev/hitl/prompt"
@@ -206,4 +207,48 @@ func (c *Client) askURL(ctx context.Context, st *callState, p *sdk.ElicitParams)
 		return &sdk.ElicitResult{Action: string(prompt.Decline)}, nil
 	}
 	return &sdk.ElicitResult{Action: string(prompt.Accept)}, nil
+}
+
+// maxRequired bounds the addresses one URLElicitationRequired error may ask
+// a person to open; a longer list is the server's refusal, for the model.
+const maxRequired = 4
+
+// urlsRequired reads a URLElicitationRequired error (-32042, spec
+// 2025-11-25): the URL elicitations a server needs done before it can run
+// a call. nil when err is not one, or not a well-formed one.
+func urlsRequired(err error) []*sdk.ElicitParams {
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != sdk.CodeURLElicitationRequired || len(rpc.Data) == 0 {
+		return nil
+	}
+	var data struct {
+		Elicitations []*sdk.ElicitParams `json:"elicitations"`
+	}
+	if json.Unmarshal(rpc.Data, &data) != nil || len(data.Elicitations) == 0 || len(data.Elicitations) > maxRequired {
+		return nil
+	}
+	for _, p := range data.Elicitations {
+		if p == nil || p.Mode != "url" || p.URL == "" {
+			return nil
+		}
+	}
+	return data.Elicitations
+}
+
+// openRequired asks a person to open each address a URLElicitationRequired
+// error names, as URL elicitations of the call; true when every one was
+// opened and done. The call's timeout stands still meanwhile.
+func (c *Client) openRequired(ctx context.Context, st *callState, required []*sdk.ElicitParams) (bool, error) {
+	st.deadline.pause()
+	defer st.deadline.resume()
+	for _, p := range required {
+		res, err := c.askURL(ctx, st, p)
+		if err != nil {
+			return false, err
+		}
+		if res.Action != string(prompt.Accept) {
+			return false, nil
+		}
+	}
+	return true, nil
 }

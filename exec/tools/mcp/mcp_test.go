@@ -148,7 +148,7 @@ func TestToolsAndApproval(t *testing.T) {
 				t.Errorf("%s is not exec.Acting", tl.Spec().Name)
 			}
 		}
-		want := "choose_env configure crash delete_item echo login open_link read_status slow"
+		want := "authorize_first choose_env configure crash delete_item echo login open_link read_status slow"
 		if got := strings.Join(names, " "); got != want {
 			t.Errorf("tools = %s, want %s", got, want)
 		}
@@ -337,6 +337,54 @@ func TestElicitURL(t *testing.T) {
 			if !strings.Contains(q.Message, `https://auth.example.com/authorize?state=x\x1b[31m`) || strings.Contains(q.Message, "\x1b") {
 				t.Errorf("the URL is not shown escaped: %q", q.Message)
 			}
+		}
+	})
+}
+
+func TestURLElicitationRequired(t *testing.T) {
+	each(t, true, func(t *testing.T, s Server) {
+		tests := []struct {
+			name   string
+			answer func(prompt.Question) (prompt.Answer, error)
+			want   string
+			isErr  bool
+			err    bool
+		}{
+			{"opened: called again", answer(prompt.Accept, `true`), "authorized and done", false, false},
+			{"declined: not called again", answer(prompt.Decline, ``), "needs a person to open an address before authorize_first can run", true, false},
+			{"cancelled: not called again", answer(prompt.Cancel, ``), "they did not, so the call was not made", true, false},
+			{"unanswered: the run stops", func(prompt.Question) (prompt.Answer, error) {
+				return prompt.Answer{}, &prompt.StopError{}
+			}, "", false, true},
+		}
+		for _, tt := range tests {
+			a := &asker{answer: tt.answer}
+			c := start(t, s, Options{Asker: a})
+			res, err := call(t, c, "authorize_first", `{}`)
+			if tt.err {
+				var stop *prompt.StopError
+				if !errors.As(err, &stop) {
+					t.Errorf("%s: got %+v, %v; want the asker's error", tt.name, res, err)
+				}
+			} else if err != nil || res.IsError != tt.isErr || !strings.Contains(res.Text, tt.want) {
+				t.Errorf("%s: got %+v, %v; want %q", tt.name, res, err, tt.want)
+			}
+			qs := a.questions()
+			if len(qs) != 1 {
+				t.Fatalf("%s: asked %d questions, want 1", tt.name, len(qs))
+			}
+			q := qs[0]
+			if q.Kind != prompt.KindConfirm || !q.Consent || q.Tool != "authorize_first" || q.Server != "test" ||
+				!strings.Contains(q.Message, "Authorize the tracker") ||
+				!strings.Contains(q.Message, `https://auth.example.com/first\x1b[2J`) || strings.Contains(q.Message, "\x1b") {
+				t.Errorf("%s: question %+v", tt.name, q)
+			}
+		}
+		// Nobody to ask: the server's refusal goes to the model.
+		c := start(t, s, Options{})
+		res, err := call(t, c, "authorize_first", `{}`)
+		if err != nil || !res.IsError || !strings.Contains(res.Text, "URL elicitation required") {
+			t.Errorf("without an asker: %+v, %v", res, err)
 		}
 	})
 }

@@ -173,7 +173,24 @@ func (c *Client) call(ctx context.Context, tool, callID string, args map[string]
 	c.track(st)
 	defer c.untrack(st)
 
-	res, err := c.session.CallTool(context.WithValue(cctx, callKey{}, st), &sdk.CallToolParams{Name: tool, Arguments: args})
+	callCtx := context.WithValue(cctx, callKey{}, st)
+	params := &sdk.CallToolParams{Name: tool, Arguments: args}
+	res, err := c.session.CallTool(callCtx, params)
+	if required := urlsRequired(err); required != nil && c.opts.Asker != nil && st.failure() == nil && cctx.Err() == nil {
+		// The server needs a person to open addresses first
+		// (URLElicitationRequired): ask, then call again, once; a second
+		// refusal goes to the model.
+		done, aerr := c.openRequired(cctx, st, required)
+		if aerr != nil {
+			st.fail(aerr)
+		} else if !done {
+			return exec.Result{IsError: true, Text: fmt.Sprintf(
+				"the MCP server %s needs a person to open an address before %s can run; they did not, so the call was not made.",
+				c.name, tool)}, nil
+		} else {
+			res, err = c.session.CallTool(callCtx, params)
+		}
+	}
 	if ferr := st.failure(); ferr != nil {
 		return exec.Result{}, ferr
 	}

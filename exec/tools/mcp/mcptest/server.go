@@ -1,7 +1,7 @@
 // Package mcptest is a small MCP server built with the official Go SDK, for
 // tests of hitl's MCP client: a read-only tool, a destructive one, a form
 // elicitation covering every primitive the spec allows, a URL elicitation, a
-// slow tool, a crash and an echo. It runs over stdio (the mcptest-server
+// slow tool, a crash, an echo and a tool that needs a URL opened first. It runs over stdio (the mcptest-server
 // command, built by Build) and over streamable HTTP (HTTP).
 package mcptest
 
@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -165,6 +166,23 @@ func NewServer(opts Options) *mcp.Server {
 	elicitTool("open_link", "Authorize through a web page.", func(*mcp.CallToolRequest) *mcp.ElicitParams {
 		return &mcp.ElicitParams{Mode: "url", Message: "Authorize access", URL: "https://auth.example.com/authorize?state=x\x1b[31m", ElicitationID: "el-1"}
 	})
+
+	// authorize_first needs a person to open an address before its first
+	// call in a session runs (URLElicitationRequired, -32042).
+	var mu sync.Mutex
+	authorized := map[*mcp.ServerSession]bool{}
+	s.AddTool(&mcp.Tool{Name: "authorize_first", Description: "Act once the user has authorized access.", InputSchema: obj(``)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !authorized[req.Session] {
+				authorized[req.Session] = true
+				return nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{
+					Mode: "url", Message: "Authorize the tracker", URL: "https://auth.example.com/first\x1b[2J", ElicitationID: "el-first",
+				}})
+			}
+			return text("authorized and done"), nil
+		})
 	return s
 }
 
