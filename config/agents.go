@@ -154,9 +154,6 @@ func (l *loader) resolveModel(a *Agent, k, n *yaml.Node, models map[string]*Mode
 func (l *loader) checkToolNames(a *Agent) {
 	owner := map[string]*Toolset{}
 	for _, ts := range a.Toolsets {
-		if ts.Type == "mcp" {
-			continue // its tools are known when the server answers
-		}
 		for _, name := range ts.ToolNames() {
 			if prev, ok := owner[name]; ok {
 				l.errs = append(l.errs, &Error{File: l.file, Pos: ts.Pos, Msg: fmt.Sprintf(

@@ -430,3 +430,23 @@ func TestCagentUnsupported(t *testing.T) {
 		})
 	}
 }
+
+// An mcp toolset's tools: filter names tools the server will offer: one
+// that another toolset already gives is a clash at load.
+func TestMCPFilterClash(t *testing.T) {
+	src := "agents:\n  root:\n    model: openai/x\n    toolsets:\n      - type: filesystem\n      - type: mcp\n        command: fs\n        tools: [read_file]\n"
+	_, err := Parse("a.yaml", []byte(src), noEnv)
+	if err == nil || !strings.Contains(err.Error(), `a.yaml:6:9: agent root: toolsets filesystem (line 5) and mcp both give the model a tool named "read_file"`) {
+		t.Errorf("error %v", err)
+	}
+}
+
+// A command's ${...} runs to its matching brace, quotes and nested braces
+// included, so the whole expression is named.
+func TestCommandExpressionNamed(t *testing.T) {
+	src := "agents:\n  root:\n    model: openai/x\n    commands: {a: \"lint: ${shell({cmd: 'echo }'})} then ${X}\"}\n"
+	_, err := Parse("a.yaml", []byte(src), env(map[string]string{"X": "x"}))
+	if err == nil || !strings.Contains(err.Error(), "${shell({cmd: 'echo }'})}: expressions in commands are not supported by hitl") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -63,9 +63,6 @@ func (l *loader) commands(a *Agent, n *yaml.Node) {
 	}
 }
 
-// placeholder matches ${...} in a command.
-var placeholder = regexp.MustCompile(`\$\{([^}]*)\}`)
-
 var (
 	envName = regexp.MustCompile(`^(?:env\.)?([A-Za-z_][A-Za-z0-9_]*)$`)
 	argRef  = regexp.MustCompile(`^args(?:\[\d+\])?$|^args\.join\(\s*(?:"[^"]*"|'[^']*')?\s*\)$`)
@@ -79,22 +76,65 @@ func (l *loader) commandText(n *yaml.Node, s string) string {
 	if strings.Contains(s, "!`") {
 		l.errorf(n, "!`command` in a command (run a command and insert its output) is not supported by hitl")
 	}
-	return placeholder.ReplaceAllStringFunc(s, func(ref string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		end := closingBrace(s, i+2)
+		if end < 0 {
+			b.WriteString(s[i:]) // no closing brace: plain text
+			return b.String()
+		}
+		ref := s[i : end+1]
+		s = s[end+1:]
 		expr := strings.TrimSpace(ref[2 : len(ref)-1])
 		if argRef.MatchString(expr) {
-			return ref
+			b.WriteString(ref)
+			continue
 		}
 		m := envName.FindStringSubmatch(expr)
 		if m == nil {
 			l.errorf(n, "%s: expressions in commands are not supported by hitl; write ${VAR}, ${env.VAR}, ${args}, ${args[N]} or $N", ref)
-			return ref
+			continue
 		}
 		v, ok := l.lookup(m[1])
 		if !ok {
 			l.errorf(n, "environment variable %s is not set (used as %s in a command); set it or remove the reference", m[1], ref)
 		}
-		return v
-	})
+		b.WriteString(v)
+	}
+}
+
+// closingBrace returns the index of the } that closes a ${ whose body starts
+// at from, skipping nested braces and quoted strings; -1 if none.
+func closingBrace(s string, from int) int {
+	depth := 0
+	var quote byte
+	for i := from; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case c == '{':
+			depth++
+		case c == '}':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		}
+	}
+	return -1
 }
 
 var (

@@ -188,9 +188,9 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 		case "allow_response_hosts":
 			ts.AllowResponseHosts = l.strings(v)
 		case "command":
-			ts.Command = l.expand(v, l.str(v))
+			ts.Command = l.str(v) // as cagent: command and args are not expanded
 		case "args":
-			ts.Args = l.expandAll(v, l.strings(v))
+			ts.Args = l.strings(v)
 		case "ref":
 			refNode = v
 		case "remote":

@@ -139,6 +139,8 @@ type Toolset struct {
 	AllowResponseHosts []string
 
 	// mcp: exactly one of Command (stdio), URL (remote) or Docker is set
+	// (ToolNames of an mcp toolset is its tools: filter, checked against the
+	// other toolsets' names; the rest are known when the server answers)
 	// once a ref: to mcps: is resolved.
 	Server  string   // the server's name: name:, else the mcps key or ref, else the command's base name
 	Command string   // stdio server command
