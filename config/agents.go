@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -9,8 +11,8 @@ import (
 )
 
 var (
-	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets"}
-	unsupportedAgentKeys = []string{"sub_agents", "handoffs", "rag", "hooks", "structured_output", "add_prompt_files", "skills", "fallback", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter"}
+	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files"}
+	unsupportedAgentKeys = []string{"sub_agents", "handoffs", "rag", "hooks", "structured_output", "skills", "fallback", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
 )
 
 func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
@@ -36,14 +38,77 @@ func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
 		case "welcome_message":
 			a.WelcomeMessage = l.scalar(v)
 		case "commands":
-			a.Commands = l.stringMap(v, false)
+			l.commands(a, v)
 		case "toolsets":
 			a.Toolsets = l.toolsets(v)
+		case "add_prompt_files":
+			a.PromptFiles = l.promptFiles(v)
 		}
 	})
 	a.Model = l.resolveModel(a, k, modelNode, models)
 	l.checkToolNames(a)
+	l.checkServers(a)
 	return a
+}
+
+// promptFiles resolves add_prompt_files: a relative path is looked up next
+// to the agent file, then (as cagent does) in the working directory and its
+// parents. Each must exist and be a regular file.
+func (l *loader) promptFiles(n *yaml.Node) []string {
+	list := l.strings(n)
+	dir := filepath.Dir(l.file)
+	out := make([]string, 0, len(list))
+	for i, p := range list {
+		at := n.Content[i]
+		p = l.expand(at, p)
+		if p == "" {
+			l.errorf(at, "add_prompt_files: an empty path")
+			continue
+		}
+		full, ok := findPromptFile(dir, p)
+		if !ok {
+			if filepath.IsAbs(p) {
+				l.errorf(at, "add_prompt_files: %s does not exist or is not a regular file", p)
+			} else {
+				l.errorf(at, "add_prompt_files: %s is neither next to the agent file (in %s) nor in the working directory or its parents", p, dir)
+			}
+			continue
+		}
+		out = append(out, full)
+	}
+	return out
+}
+
+func findPromptFile(dir, p string) (string, bool) {
+	if filepath.IsAbs(p) {
+		return p, isFile(p)
+	}
+	if full := filepath.Join(dir, p); isFile(full) {
+		abs, err := filepath.Abs(full)
+		if err != nil {
+			return full, true
+		}
+		return abs, true
+	}
+	cur, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	for {
+		if full := filepath.Join(cur, p); isFile(full) {
+			return full, true
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return "", false
+		}
+		cur = parent
+	}
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 func (l *loader) resolveModel(a *Agent, k, n *yaml.Node, models map[string]*Model) *Model {
@@ -55,12 +120,22 @@ func (l *loader) resolveModel(a *Agent, k, n *yaml.Node, models map[string]*Mode
 	if m, ok := models[ref]; ok {
 		return m
 	}
+	switch {
+	case ref == "auto":
+		l.errorf(n, "model: auto (cagent picks a model from the keys it finds) is not supported by hitl; name a key of models: or write provider/model")
+		return nil
+	case strings.Contains(ref, ","):
+		l.errorf(n, "model %q: alloy models (several comma-joined models taking turns) are not supported by hitl; name one model", ref)
+		return nil
+	}
 	if provider, name, ok := strings.Cut(ref, "/"); ok && provider != "" && name != "" {
 		l.checkProvider(n, provider)
 		if provider == "script" {
 			l.errorf(n, "an inline script model has no script; define it under models: with a script: list")
 		}
-		return &Model{Name: ref, Provider: provider, Model: name, Pos: pos(n)}
+		m := &Model{Name: ref, Provider: provider, Model: name, Pos: pos(n)}
+		ApplyPreset(m)
+		return m
 	}
 	names := make([]string, 0, len(models))
 	for name := range models {

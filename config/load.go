@@ -16,8 +16,11 @@ import (
 // Top-level keys, and cagent's that hitl does not implement: named so the
 // error can say "not supported by hitl" instead of "unknown".
 var (
-	topKeys            = []string{"version", "models", "agents", "permissions", "metadata"}
-	unsupportedTopKeys = []string{"rag", "mcps", "providers"}
+	topKeys            = []string{"version", "models", "agents", "permissions", "metadata", "mcps"}
+	unsupportedTopKeys = []string{"rag", "providers", "env"}
+	// Versions are the config versions cagent defines (pkg/config/v0..v6
+	// and latest).
+	Versions = []string{"0", "1", "2", "3", "4", "5", "6", "7"}
 )
 
 // Load reads and validates the agent file at path. ${VAR} references are
@@ -54,6 +57,12 @@ type loader struct {
 	lookup func(string) (string, bool)
 	cfg    *Config
 	errs   Errors
+	// mcpDefs is the top-level mcps: map; inMCPDef names the definition
+	// being read.
+	mcpDefs  map[string]*mcpDef
+	inMCPDef string
+	// customProviders are the keys of the (unsupported) providers: map.
+	customProviders map[string]bool
 }
 
 func pos(n *yaml.Node) Pos { return Pos{n.Line, n.Column} }
@@ -90,17 +99,30 @@ func (l *loader) parse(data []byte) {
 		l.errorf(root, "expected a mapping with agents:, got %s", kindName(root))
 		return
 	}
-	var agentsNode, modelsNode *yaml.Node
+	var agentsNode, modelsNode, mcpsNode, permissionsNode *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if k, v := root.Content[i], root.Content[i+1]; k.Value == "providers" && v.Kind == yaml.MappingNode {
+			l.customProviders = map[string]bool{}
+			for j := 0; j < len(v.Content); j += 2 {
+				l.customProviders[v.Content[j].Value] = true
+			}
+		}
+	}
 	l.eachKey(root, "top-level key", topKeys, unsupportedTopKeys, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "version":
 			l.cfg.Version = l.scalar(v)
+			if v.Kind == yaml.ScalarNode && !contains(Versions, l.cfg.Version) {
+				l.errorf(v, "version %q is not a config version cagent defines; known versions: %s", l.cfg.Version, strings.Join(Versions, ", "))
+			}
 		case "models":
 			modelsNode = v
 		case "agents":
 			agentsNode = v
+		case "mcps":
+			mcpsNode = v
 		case "permissions":
-			l.permissions(v)
+			permissionsNode = v
 		case "metadata":
 			var m any
 			_ = v.Decode(&m)
@@ -116,6 +138,9 @@ func (l *loader) parse(data []byte) {
 			l.cfg.Models = append(l.cfg.Models, m)
 		}
 	}
+	if mcpsNode != nil {
+		l.mcps(mcpsNode)
+	}
 	if agentsNode == nil {
 		l.errorf(root, "no agents: an agent file needs at least one agent under agents:")
 		return
@@ -129,5 +154,8 @@ func (l *loader) parse(data []byte) {
 	for i := 0; i+1 < len(agentsNode.Content); i += 2 {
 		k, v := agentsNode.Content[i], agentsNode.Content[i+1]
 		l.cfg.Agents = append(l.cfg.Agents, l.agent(k, v, models))
+	}
+	if permissionsNode != nil {
+		l.permissions(permissionsNode)
 	}
 }

@@ -100,7 +100,7 @@ func TestParseErrors(t *testing.T) {
 		{"unsupported provider", "agents:\n  root: {model: google/gemini}\n", []string{`provider "google" is not supported by hitl`}},
 		{"unsupported agent key", "agents:\n  root:\n    model: openai/x\n    handoffs: [a]\n", []string{`a.yaml:4:5: agent key "handoffs" is not supported by hitl`}},
 		{"toolset type", "agents:\n  root:\n    model: openai/x\n    toolsets: [{type: shel}]\n", []string{`unknown toolset type "shel" (did you mean "shell"?)`}},
-		{"toolset key of other type", "agents:\n  root:\n    model: openai/x\n    toolsets: [{type: verdict, timeout: 3}]\n", []string{`unknown verdict toolset key "timeout"`}},
+		{"toolset key of other type", "agents:\n  root:\n    model: openai/x\n    toolsets: [{type: verdict, timeout: 3}]\n", []string{`a.yaml:4:32: verdict toolset key "timeout" belongs to fetch, mcp, remote, shell toolsets, not verdict`}},
 		{"bad timeout", "agents:\n  root:\n    model: openai/x\n    toolsets: [{type: shell, timeout: soon}]\n", []string{`expected a timeout in seconds (120) or a duration`}},
 		{"wrong types", "agents:\n  root:\n    model: openai/x\n    max_iterations: many\n    add_date: yes please\n", []string{"a.yaml:4:21: expected a whole number", "a.yaml:5:15: expected true or false"}},
 		{"unset var", "models:\n  m: {provider: openai, model: x, base_url: \"${NOPE}\"}\nagents:\n  root: {model: m}\n", []string{"environment variable NOPE is not set"}},

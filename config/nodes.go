@@ -140,15 +140,17 @@ func (l *loader) stringMap(n *yaml.Node, expand bool) map[string]string {
 	return out
 }
 
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+// varRef is ${VAR}, or cagent's ${env.VAR} read the same way.
+var varRef = regexp.MustCompile(`\$\{(?:env\.)?([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// expand replaces ${VAR} in s; an unset variable is an error naming it.
+// expand replaces ${VAR} and ${env.VAR} in s; an unset variable is an error
+// naming it.
 func (l *loader) expand(n *yaml.Node, s string) string {
 	return varRef.ReplaceAllStringFunc(s, func(ref string) string {
-		name := ref[2 : len(ref)-1]
+		name := strings.TrimPrefix(ref[2:len(ref)-1], "env.")
 		v, ok := l.lookup(name)
 		if !ok {
-			l.errorf(n, "environment variable %s is not set (used as ${%s}); set it or remove the reference", name, name)
+			l.errorf(n, "environment variable %s is not set (used as %s); set it or remove the reference", name, ref)
 		}
 		return v
 	})

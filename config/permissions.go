@@ -1,22 +1,35 @@
 package config
 
 import (
+	"fmt"
+	"sort"
+	"strings"
+
 	"github.com/hitl-dev/hitl/exec/permissions/rule"
 	"gopkg.in/yaml.v3"
 )
 
 var permissionKeys = []string{"allow", "ask", "deny"}
 
+// permissions reads the rules and checks each against the agents' tools
+// (DESIGN §7): a rule that names no tool, or an argument its tool does not
+// take, is an error, so a typo in a deny rule never silently denies nothing.
 func (l *loader) permissions(n *yaml.Node) {
 	if !l.want(n, yaml.MappingNode, "a mapping with allow, ask, deny") {
 		return
 	}
 	p := &l.cfg.Permissions
+	u := l.toolUniverse()
 	l.eachKey(n, "permissions key", permissionKeys, nil, func(key string, k, v *yaml.Node) {
 		list := l.strings(v)
 		for i, text := range list {
-			if _, err := rule.Parse(text); err != nil {
+			r, err := rule.Parse(text)
+			if err != nil {
 				l.errorf(v.Content[i], "permissions.%s: %v", key, err)
+				continue
+			}
+			if msg := u.check(r); msg != "" {
+				l.errorf(v.Content[i], "permissions.%s: rule %q %s", key, text, msg)
 			}
 		}
 		switch key {
@@ -28,4 +41,133 @@ func (l *loader) permissions(n *yaml.Node) {
 			p.Deny = list
 		}
 	})
+}
+
+// universe is what the agents' toolsets say about the tools of a run.
+type universe struct {
+	// args holds each built-in, script and remote tool's arguments (nil
+	// with known false: the file does not list them).
+	args  map[string][]string
+	known map[string]bool
+	names []string
+	// servers are the mcp servers' names; mcp is true when any agent has
+	// an mcp toolset (whose tool names the file may not list).
+	servers []string
+	mcp     bool
+}
+
+func (l *loader) toolUniverse() *universe {
+	u := &universe{args: map[string][]string{}, known: map[string]bool{}}
+	for _, a := range l.cfg.Agents {
+		for _, ts := range a.Toolsets {
+			if ts.Type == "mcp" {
+				u.mcp = true
+				if ts.Server != "" && !contains(u.servers, ts.Server) {
+					u.servers = append(u.servers, ts.Server)
+				}
+				continue
+			}
+			for _, name := range ts.ToolNames() {
+				args, ok := ts.ToolArgs(name)
+				if _, seen := u.known[name]; !seen {
+					u.names = append(u.names, name)
+					u.known[name] = ok
+				} else if !ok {
+					u.known[name] = false
+				}
+				u.args[name] = append(u.args[name], args...)
+			}
+		}
+	}
+	sort.Strings(u.names)
+	sort.Strings(u.servers)
+	return u
+}
+
+// check returns what is wrong with r, or "".
+func (u *universe) check(r rule.Rule) string {
+	if server, ok := mcpServerPart(r.ToolGlob); ok {
+		if len(u.servers) == 0 {
+			return "names an mcp server, but no agent has an mcp toolset"
+		}
+		g, err := rule.Parse(server)
+		if err != nil {
+			return "names no mcp server"
+		}
+		for _, s := range u.servers {
+			if g.Tool.MatchString(s) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("names mcp server %q, which no toolset declares%s; the servers: %s", server, didYouMean(server, u.servers), strings.Join(u.servers, ", "))
+	}
+	var matched []string
+	for _, name := range u.names {
+		if r.Tool.MatchString(name) {
+			matched = append(matched, name)
+		}
+	}
+	if len(matched) == 0 {
+		if u.mcp {
+			return "" // a bare MCP tool name: known when the servers answer
+		}
+		what := "names no tool any agent has"
+		if r.HasGlob() {
+			what = "matches no tool any agent has"
+		}
+		return fmt.Sprintf("%s%s; the agents' tools: %s", what, didYouMean(r.ToolGlob, u.names), strings.Join(u.names, ", "))
+	}
+	for _, a := range r.Args {
+		if u.takes(matched, a.Name) || (u.mcp && r.HasGlob()) {
+			continue
+		}
+		var takes []string
+		for _, name := range matched {
+			takes = append(takes, u.args[name]...)
+		}
+		takes = dedupe(takes)
+		who := strings.Join(matched, ", ")
+		if len(takes) == 0 {
+			return fmt.Sprintf("gives argument %q, but %s takes no arguments", a.Name, who)
+		}
+		return fmt.Sprintf("gives argument %q%s, but %s takes %s", a.Name, didYouMean(a.Name, takes), who, strings.Join(takes, ", "))
+	}
+	return ""
+}
+
+// takes reports whether one of the tools takes arg (or takes arguments the
+// file does not list).
+func (u *universe) takes(tools []string, arg string) bool {
+	for _, name := range tools {
+		if !u.known[name] {
+			return true
+		}
+		for _, a := range u.args[name] {
+			if strings.EqualFold(a, arg) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mcpServerPart returns SERVER of a tool pattern mcp:SERVER[:TOOL].
+func mcpServerPart(tool string) (string, bool) {
+	if len(tool) < 4 || !strings.EqualFold(tool[:4], "mcp:") {
+		return "", false
+	}
+	server, _, _ := strings.Cut(tool[4:], ":")
+	return server, true
+}
+
+func dedupe(list []string) []string {
+	seen := map[string]bool{}
+	out := list[:0]
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }

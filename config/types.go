@@ -29,10 +29,19 @@ type Pos struct {
 
 // Model is a model definition, named or inline.
 type Model struct {
-	Name     string // key under models:, or the inline "provider/model" text
-	Provider string // openai | anthropic | ollama | script
-	Model    string
-	BaseURL  string
+	Name string // key under models:, or the inline "provider/model" text
+	// Provider is as written: openai | anthropic | ollama | script, or an
+	// OpenAI-compatible preset (dmr, mistral, xai, nebius, requesty,
+	// minimax; see Presets).
+	Provider string
+	// API is the client that speaks to the provider: "openai" for openai and
+	// the presets, else Provider.
+	API   string
+	Model string
+	// BaseURL is base_url, or for a preset provider its endpoint.
+	BaseURL string
+	// TokenKey is token_key, or for a preset provider its key variable
+	// ("" for dmr, which takes no key).
 	TokenKey string
 	// Optional sampling settings; nil means "not set, send nothing".
 	MaxTokens      *int64
@@ -44,11 +53,15 @@ type Model struct {
 	Pos    Pos
 }
 
-// ThinkingBudget is either an effort word (minimal|low|medium|high) or a
-// number of tokens.
+// ThinkingBudget is an effort word (minimal|low|medium|high), a number of
+// tokens, or thinking turned off (none, or 0). Tokens -1 asks the provider
+// for its dynamic budget (cagent's Gemini form; OpenAI and Anthropic send
+// nothing for it).
 type ThinkingBudget struct {
 	Effort string
 	Tokens int64
+	// Disabled is thinking_budget: none or 0: send no thinking settings.
+	Disabled bool
 }
 
 // ScriptEntry is one assistant turn of a script model.
@@ -78,32 +91,103 @@ type Agent struct {
 	AddDate            bool
 	AddEnvironmentInfo bool
 	WelcomeMessage     string
-	Commands           map[string]string
-	Toolsets           []*Toolset
-	Pos                Pos
+	// Commands maps a command name to the instruction it sends (${VAR}
+	// already expanded; ${args}, ${args[N]} and $N left for RenderCommand).
+	Commands map[string]string
+	// CommandInfo holds every command with its description, in file order.
+	CommandInfo []Command
+	// PromptFiles are add_prompt_files resolved against the agent file's
+	// directory; each existed when the file was loaded. The run appends
+	// their contents to the system prompt, in this order.
+	PromptFiles []string
+	Toolsets    []*Toolset
+	Pos         Pos
+}
+
+// Command is one of an agent's commands (hitl exec AGENT /NAME).
+type Command struct {
+	Name        string
+	Description string
+	Instruction string
+	Pos         Pos
 }
 
 // Toolset is one entry of an agent's toolsets:. Which fields apply depends on
 // Type; the loader rejects keys that do not belong to the type.
 type Toolset struct {
 	Type string
-	// Name renames the tool an ask toolset gives the model.
+	// Name renames the tool an ask toolset gives the model; for mcp it is
+	// the name: as written (Server is the resolved server name).
 	Name string
+	// Filter is tools: on a built-in or mcp toolset: only these of its
+	// tools are given to the model (nil: all).
+	Filter []string
 	// verdict
 	Required bool
-	// shell
-	Env        map[string]string
-	Timeout    time.Duration // 0: the toolset's default
+	// shell, mcp (stdio), script: extra environment, ${VAR} expanded.
+	Env map[string]string
+	// shell, mcp (one tool call), fetch (one request), remote; 0: the
+	// toolset's default.
+	Timeout    time.Duration
 	WorkingDir string
 	Shell      string
-	// remote
+	// remote; mcp remote: URL and Headers too (${VAR} expanded).
 	URL                string
 	Tools              []RemoteTool
 	Headers            map[string]string
 	CallbackHost       string
 	AllowResponseHosts []string
 
+	// mcp: exactly one of Command (stdio), URL (remote) or Docker is set
+	// (ToolNames of an mcp toolset is its tools: filter, checked against the
+	// other toolsets' names; the rest are known when the server answers)
+	// once a ref: to mcps: is resolved.
+	Server  string   // the server's name: name:, else the mcps key or ref, else the command's base name
+	Command string   // stdio server command
+	Args    []string // its arguments
+	// Transport is the remote transport: "streamable" (default) or "sse".
+	Transport string
+	// Docker is NAME of ref: docker:NAME: the server runs through Docker's
+	// MCP gateway (docker mcp gateway run --servers NAME).
+	Docker string
+
+	// filesystem
+	IgnoreVCS   bool       // ignore_vcs, default true
+	PostEdit    []PostEdit // post_edit
+	AllowedDirs []string   // allowed_directories (hitl's): paths besides the working directory, ${VAR} expanded
+	// todo
+	Shared bool
+	// memory: the store's path as written (${VAR} expanded); "" = default.
+	Path string
+	// script: the named commands of its shell: map, in file order.
+	Scripts []ScriptCommand
+
 	Pos Pos
+}
+
+// PostEdit is a filesystem post_edit entry: after a write or edit of a file
+// matching the glob Path, Cmd runs (with $path set to the file).
+type PostEdit struct {
+	Path string
+	Cmd  string
+}
+
+// ScriptCommand is one command of a script toolset: a tool named Name that
+// runs Cmd, with the model's arguments as environment variables.
+type ScriptCommand struct {
+	Name        string
+	Description string
+	Cmd         string
+	// Args is the JSON object of the arguments' JSON schemas (cagent's
+	// args:, passed as "properties"; a property without type is a string).
+	Args json.RawMessage
+	// ArgNames are the keys of Args, sorted.
+	ArgNames []string
+	// Required lists the required arguments (all of them when not given).
+	Required   []string
+	Env        map[string]string
+	WorkingDir string
+	Pos        Pos
 }
 
 // RemoteTool is a tool declared in yaml and served by a remote tool server.

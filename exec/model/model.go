@@ -179,7 +179,11 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	case "anthropic":
 		keyVar, baseEnv, baseDefault = AnthropicKeyVar, "ANTHROPIC_BASE_URL", AnthropicBaseURL
 	default:
-		return nil, fmt.Errorf("model %s: unknown provider %q (valid: openai, anthropic, ollama, script)", m.Name, m.Provider)
+		// An OpenAI-compatible preset (config.Presets): config filled its
+		// base URL and key variable (none for dmr); no OPENAI_* fallback.
+		if m.API != "openai" {
+			return nil, fmt.Errorf("model %s: unknown provider %q (valid: openai, anthropic, ollama, script)", m.Name, m.Provider)
+		}
 	}
 	if m.TokenKey != "" {
 		keyVar = m.TokenKey

@@ -14,8 +14,10 @@ import (
 // Rule is one parsed pattern.
 type Rule struct {
 	Text string
-	// Tool matches the tool name (case-insensitive, whole name).
-	Tool *regexp.Regexp
+	// ToolGlob is the tool part as written; Tool matches the tool name
+	// with it (case-insensitive, whole name).
+	ToolGlob string
+	Tool     *regexp.Regexp
 	// Args are the argument globs, by lower-case argument name, in the
 	// order written.
 	Args []Arg
@@ -29,7 +31,9 @@ type Arg struct {
 
 // Parse parses one pattern: TOOL or TOOL:ARG=GLOB[:ARG=GLOB...]. As in
 // cagent, the tool part ends at the first ":NAME=" segment, so tool names
-// holding colons (mcp:github:create_issue) still work.
+// holding colons (mcp:github:create_issue) still work; an argument's glob
+// runs to the next ":NAME=" segment, so globs may hold colons
+// (fetch:urls=http://127.0.0.1:8080/*).
 func Parse(text string) (Rule, error) {
 	r := Rule{Text: text}
 	if strings.TrimSpace(text) == "" {
@@ -37,27 +41,34 @@ func Parse(text string) (Rule, error) {
 	}
 	parts := strings.Split(text, ":")
 	toolParts := []string{parts[0]}
+	var names, globs []string
 	for _, p := range parts[1:] {
 		key, val, found := strings.Cut(p, "=")
 		switch {
+		case found && key != "" && validArgName(key):
+			names, globs = append(names, strings.ToLower(key)), append(globs, val)
+		case len(names) > 0:
+			globs[len(globs)-1] += ":" + p
 		case found && key != "":
-			if strings.TrimSpace(key) != key || !validArgName(key) {
-				return r, fmt.Errorf("rule %q: %q is not an argument name", text, key)
-			}
-			r.Args = append(r.Args, Arg{Name: strings.ToLower(key), Glob: compileGlob(val)})
-		case len(r.Args) == 0:
-			toolParts = append(toolParts, p)
+			return r, fmt.Errorf("rule %q: %q is not an argument name", text, key)
 		default:
-			return r, fmt.Errorf("rule %q: %q after an argument pattern has no ARG=; write TOOL:ARG=GLOB:ARG=GLOB", text, p)
+			toolParts = append(toolParts, p)
 		}
+	}
+	for i, name := range names {
+		r.Args = append(r.Args, Arg{Name: name, Glob: compileGlob(globs[i])})
 	}
 	tool := strings.Join(toolParts, ":")
 	if strings.TrimSpace(tool) == "" {
 		return r, fmt.Errorf("rule %q names no tool; expected TOOL or TOOL:ARG=GLOB", text)
 	}
+	r.ToolGlob = tool
 	r.Tool = compileGlob(tool)
 	return r, nil
 }
+
+// HasGlob reports whether the rule's tool part holds glob characters.
+func (r Rule) HasGlob() bool { return strings.ContainsAny(r.ToolGlob, "*?[") }
 
 func validArgName(s string) bool {
 	for _, c := range s {

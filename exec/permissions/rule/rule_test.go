@@ -1,6 +1,9 @@
 package rule
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Globs match the whole text, case-insensitively; * crosses spaces, slashes
 // and newlines; classes and escapes work as in a shell.
@@ -25,6 +28,42 @@ func TestGlob(t *testing.T) {
 	for _, g := range globs {
 		if got := compileGlob(g.glob).MatchString(g.text); got != g.want {
 			t.Errorf("glob %q on %q = %v, want %v", g.glob, g.text, got, g.want)
+		}
+	}
+}
+
+// A glob runs to the next ":NAME=" segment, so it may hold colons; the tool
+// part ends at the first ":NAME=", so MCP names keep theirs.
+func TestParse(t *testing.T) {
+	tests := []struct {
+		text, tool string
+		args       map[string]string // name -> a text the glob must match
+	}{
+		{"shell", "shell", nil},
+		{"fetch:urls=http://127.0.0.1:8080/*", "fetch", map[string]string{"urls": "http://127.0.0.1:8080/x"}},
+		{"shell:cmd=ls:oops", "shell", map[string]string{"cmd": "ls:oops"}},
+		{"shell:cmd=echo a:b:cwd=/tmp*", "shell", map[string]string{"cmd": "echo a:b", "cwd": "/tmp/x"}},
+		{"mcp:github:create_issue:title=bug*", "mcp:github:create_issue", map[string]string{"title": "bug 1"}},
+		{"Shell:CMD=x", "Shell", map[string]string{"cmd": "x"}},
+	}
+	for _, tt := range tests {
+		r, err := Parse(tt.text)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tt.text, err)
+		}
+		if r.ToolGlob != tt.tool || len(r.Args) != len(tt.args) {
+			t.Errorf("Parse(%q) = tool %q, %d args; want %q, %d", tt.text, r.ToolGlob, len(r.Args), tt.tool, len(tt.args))
+		}
+		for _, a := range r.Args {
+			text, ok := tt.args[a.Name]
+			if !ok || !a.Glob.MatchString(text) {
+				t.Errorf("Parse(%q): arg %s does not match %q", tt.text, a.Name, text)
+			}
+		}
+	}
+	for text, want := range map[string]string{"": "empty rule", ":cmd=ls": "names no tool", "shell:c d=ls": "not an argument name"} {
+		if _, err := Parse(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want an error containing %q", text, err, want)
 		}
 	}
 }
