@@ -16,6 +16,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/session"
 	"github.com/hitl-dev/hitl/exec/tools/shell"
 	"github.com/hitl-dev/hitl/prompt"
+	"github.com/hitl-dev/hitl/prompt/tty"
 )
 
 // Exit codes (DESIGN §6).
@@ -195,8 +196,9 @@ func signalContext(parent context.Context, ios *IOStreams) (context.Context, fun
 		case s := <-ch:
 			if s == os.Interrupt {
 				fmt.Fprintln(ios.ErrOut, "hitl: interrupted again, exiting now")
-				shell.KillAll()    // no grace period left for running commands
-				session.FlushAll() // resumable from the last completed step
+				shell.KillAll()        // no grace period left for running commands
+				session.FlushAll()     // resumable from the last completed step
+				tty.RestoreTerminals() // echo back on, as the front end found it
 				os.Exit(ExitInterrupted)
 			}
 		case <-done:

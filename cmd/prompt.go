@@ -82,6 +82,12 @@ func frontEnd(ios *IOStreams, mode string, notice io.Writer) (fe prompt.FrontEnd
 		return nil, closer, usagef("--prompt tty: this build has no terminal front end")
 	}
 	fe, err = NewTTYFrontEnd(in, out)
+	if c, ok := fe.(io.Closer); ok && err == nil {
+		// The front end owns the terminal's modes from now on (no echo
+		// between questions): put them back before /dev/tty is closed.
+		release := closer
+		closer = func() { c.Close(); release() }
+	}
 	return fe, closer, err
 }
 
