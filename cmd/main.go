@@ -16,6 +16,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/exec/tools/shell"
 	"github.com/hitl-dev/hitl/prompt"
+	"github.com/hitl-dev/hitl/prompt/tty"
 )
 
 // Exit codes (DESIGN §6).
@@ -182,6 +183,7 @@ func signalContext(parent context.Context, ios *IOStreams, hard *run.HardExit) (
 				fmt.Fprintln(ios.ErrOut, "hitl: interrupted again, exiting now")
 				shell.KillAll() // no grace period left for running commands
 				hard.Run()      // journals flushed: resumable from the last completed step
+				tty.RestoreTerminals() // echo back on, as the front end found it
 				os.Exit(ExitInterrupted)
 			}
 		case <-done:

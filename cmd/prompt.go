@@ -109,5 +109,10 @@ func frontEnd(ios *IOStreams, mode string, notice io.Writer) (fe prompt.FrontEnd
 		in, out = f, f
 		closer = func() { f.Close() }
 	}
-	return tty.New(in, out), closer, nil
+	t := tty.New(in, out)
+	// The front end owns the terminal's modes from now on (no echo
+	// between questions): put them back before /dev/tty is closed.
+	release := closer
+	closer = func() { t.Close(); release() }
+	return t, closer, nil
 }

@@ -40,7 +40,9 @@ func TestTTYRemoteUserChoice(t *testing.T) {
 		selected int
 		stdout   string
 	}{
-		{"down and enter", []string{ptytest.KeyDown, ptytest.KeyEnter}, 1, "result: choice 1 \"Yes once\": write of 5 bytes to notes.txt allowed\n"},
+		// The picker starts on the tool's default (No, the last option).
+		{"enter sends the default", []string{ptytest.KeyEnter}, 2, "result: choice 2 \"No\": write to notes.txt declined\n"},
+		{"up and enter", []string{ptytest.KeyUp, ptytest.KeyEnter}, 1, "result: choice 1 \"Yes once\": write of 5 bytes to notes.txt allowed\n"},
 		{"esc sends the default", []string{ptytest.KeyEsc}, 2, "result: choice 2 \"No\": write to notes.txt declined\n"},
 	}
 	for _, tt := range tests {
@@ -54,7 +56,7 @@ func TestTTYRemoteUserChoice(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := startTTY(t, false, "exec", "--prompt", "tty", agent)
-			if !r.ExpectSettled("No") {
+			if !r.ExpectSettled("(Esc: dismiss, sends the default: No)") {
 				t.FailNow()
 			}
 			r.Send(tt.keys...)

@@ -50,15 +50,20 @@ type ttyRun struct {
 // stderr is the terminal (the git-hook case: hitl must open /dev/tty).
 func startTTY(t *testing.T, pipedStdin bool, args ...string) *ttyRun {
 	t.Helper()
+	return startTTYAgent(t, ttyAgent, ptytest.New(t), pipedStdin, args...)
+}
+
+// startTTYAgent is startTTY with agent.yaml holding agent, on tm.
+func startTTYAgent(t *testing.T, agent string, tm *ptytest.Terminal, pipedStdin bool, args ...string) *ttyRun {
+	t.Helper()
 	hitl, err := exec.LookPath("hitl")
 	if err != nil {
 		t.Fatalf("hitl is not on PATH (testscript's TestMain installs it): %v", err)
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(ttyAgent), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(agent), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tm := ptytest.New(t)
 	r := &ttyRun{Terminal: tm, t: t, before: tm.Modes(), done: make(chan error, 1)}
 	cmd := exec.Command(hitl, args...)
 	cmd.Dir = dir
@@ -139,7 +144,8 @@ func (r *ttyRun) wait() int {
 
 func TestTTYExecAnswersWithArrows(t *testing.T) {
 	r := startTTY(t, false, "exec", "--prompt", "tty", "agent.yaml")
-	r.mustExpect("prod")
+	// The tool-call line names the options too: wait for the question.
+	r.mustExpect("(Esc to dismiss)")
 	r.Send(ptytest.KeyDown, ptytest.KeyEnter)
 	if code := r.wait(); code != 0 {
 		t.Fatalf("exit %d; stdout %q; screen:\n%s", code, r.stdout.String(), r.Screen())
@@ -154,7 +160,7 @@ func TestTTYExecAnswersWithArrows(t *testing.T) {
 
 func TestTTYExecAutoOnATerminal(t *testing.T) {
 	r := startTTY(t, false, "exec", "agent.yaml")
-	r.mustExpect("prod")
+	r.mustExpect("(Esc to dismiss)")
 	r.Send(ptytest.KeyDown, ptytest.KeyDown, ptytest.KeyEnter)
 	if code := r.wait(); code != 0 || r.stdout.String() != "deploying to prod\n" {
 		t.Fatalf("exit %d, stdout %q; screen:\n%s", code, r.stdout.String(), r.Screen())
@@ -190,7 +196,7 @@ func TestTTYExecSIGTERMExits143(t *testing.T) {
 
 func TestTTYExecStdinPipedUsesDevTTY(t *testing.T) {
 	r := startTTY(t, true, "exec", "--prompt", "tty", "agent.yaml")
-	r.mustExpect("prod")
+	r.mustExpect("(Esc to dismiss)")
 	r.Send(ptytest.KeyDown, ptytest.KeyEnter)
 	if code := r.wait(); code != 0 {
 		t.Fatalf("exit %d; screen:\n%s", code, r.Screen())
@@ -219,7 +225,10 @@ func TestTTYExecPromptTimeoutStops(t *testing.T) {
 
 func TestTTYAskConfirm(t *testing.T) {
 	r := startTTY(t, false, "ask", "Deploy to production?", "--confirm")
-	r.mustExpect("(y/N)")
+	// A consent question takes no key for its first moments.
+	if !r.ExpectSettled("(y/N)") {
+		t.FailNow()
+	}
 	r.Send("y", ptytest.KeyEnter)
 	if code := r.wait(); code != 0 {
 		t.Fatalf("exit %d; screen:\n%s", code, r.Screen())

@@ -54,6 +54,9 @@ const (
 	keyGap = 20 * time.Millisecond
 	// drawTime lets the program finish a drawing that has begun.
 	drawTime = 50 * time.Millisecond
+	// ConsentHold is how long a consent question takes no key once drawn
+	// (prompt/tty's hold, DESIGN §4); ExpectSettled waits it out.
+	ConsentHold = 300 * time.Millisecond
 	// readSlice is how long one read waits while Drive keeps the screen
 	// answering; lastRead takes in the final drawing.
 	readSlice = 20 * time.Millisecond
@@ -72,11 +75,18 @@ type Terminal struct {
 // New opens a Terminal of Cols by Rows.
 func New(t testing.TB) *Terminal {
 	t.Helper()
+	return NewSize(t, Cols, Rows)
+}
+
+// NewSize opens a Terminal of cols by rows (a short terminal, to show how
+// tall text is cut).
+func NewSize(t testing.TB, cols, rows int) *Terminal {
+	t.Helper()
 	ptm, pts, err := pty.Open()
 	if err != nil {
 		t.Fatalf("open a pseudo-terminal: %v", err)
 	}
-	screen := vt10x.New(vt10x.WithWriter(pts), vt10x.WithSize(Cols, Rows))
+	screen := vt10x.New(vt10x.WithWriter(pts), vt10x.WithSize(cols, rows))
 	raw := &lockedBuffer{}
 	c, err := expect.NewConsole(
 		expect.WithStdin(ptm),
@@ -90,7 +100,7 @@ func New(t testing.TB) *Terminal {
 		t.Fatalf("open a console: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if err := pty.Setsize(c.Tty(), &pty.Winsize{Cols: Cols, Rows: Rows}); err != nil {
+	if err := pty.Setsize(c.Tty(), &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
 		t.Fatalf("size the pseudo-terminal: %v", err)
 	}
 	return &Terminal{t: t, console: c, screen: screen, raw: raw}
@@ -112,14 +122,14 @@ func (tm *Terminal) Expect(s string) bool {
 }
 
 // ExpectSettled waits for s, as Expect does, then lets the program finish
-// the drawing s is part of, so that Screen shows all of it and keys sent
-// next reach the prompt s belongs to.
+// the drawing s is part of and waits out a consent question's hold, so that
+// Screen shows all of it and keys sent next reach the prompt s belongs to.
 func (tm *Terminal) ExpectSettled(s string) bool {
 	tm.t.Helper()
 	if !tm.Expect(s) {
 		return false
 	}
-	time.Sleep(drawTime)
+	time.Sleep(drawTime + ConsentHold)
 	tm.read(readSlice)
 	return true
 }

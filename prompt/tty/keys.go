@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"regexp"
 	"sync"
+	"time"
 )
 
 // Key bytes the reader looks at.
@@ -15,28 +17,45 @@ const (
 	keyEscape    = 0x1b
 )
 
-// chunk is the result of one read on the terminal.
+// maxPending bounds what the key reader holds for a question not yet
+// reading (a paste while survey draws); beyond it keys are dropped.
+const maxPending = 64 << 10
+
+// chunk is the result of one read on the terminal and when it came.
 type chunk struct {
 	data []byte
+	at   time.Time
 	err  error
 }
 
-// keySource reads the terminal in one long-lived goroutine and hands what it
-// reads, one read at a time, to whichever prompt is asking. A prompt that
-// ends (answered, dismissed, timed out) leaves the goroutine blocked in Read;
-// the keys it reads next go to the next prompt instead of being lost.
+// keySource reads the terminal in one goroutine that starts with the front
+// end and lives as long as the terminal. While no question is asked, what
+// it reads is dropped at once: keys typed while a command runs or the model
+// thinks never reach a question (DESIGN §4 "Type-ahead never answers"). While
+// a question is asked, reads are kept, stamped with the time they came, and
+// the question's reader drops those that came before it was drawn.
 type keySource struct {
 	f  *os.File
 	fd uintptr // f's descriptor, for survey's termios calls
 
-	once   sync.Once
-	chunks chan chunk    // unbuffered: a read waits for a prompt to take it
-	done   chan struct{} // closed when the terminal can no longer be read
-	err    error         // why, set before done is closed
+	mu      sync.Mutex
+	asking  bool    // a question is being asked
+	pending []chunk // reads kept for the question, oldest first
+	size    int     // bytes in pending
+	notify  chan struct{}
+	done    chan struct{} // closed when the terminal can no longer be read
+	err     error         // why, set before done is closed
+
+	// cooked says the terminal could not be put in the front end's own
+	// mode: an end of file between questions may be Ctrl-D in canonical
+	// mode rather than the end of the terminal.
+	cooked bool
 }
 
-func newKeySource(f *os.File) *keySource {
-	return &keySource{f: f, fd: rawFd(f), chunks: make(chan chunk), done: make(chan struct{})}
+func newKeySource(f *os.File, cooked bool) *keySource {
+	s := &keySource{f: f, fd: rawFd(f), cooked: cooked, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.run()
+	return s
 }
 
 // rawFd returns f's descriptor without os.File.Fd's side effect of putting
@@ -64,81 +83,193 @@ type fdWriter struct {
 func (w fdWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
 func (w fdWriter) Fd() uintptr                 { return w.fd }
 
-func (s *keySource) start() {
-	s.once.Do(func() { go s.run() })
-}
-
 func (s *keySource) run() {
 	for {
 		buf := make([]byte, 256)
 		n, err := s.f.Read(buf)
+		at := time.Now()
 		if n > 0 {
-			s.chunks <- chunk{data: buf[:n]}
+			s.keep(chunk{data: buf[:n], at: at})
 		}
 		switch {
 		case err == nil:
-		case errors.Is(err, io.EOF):
-			// A terminal in canonical mode reads end of file when Ctrl-D
-			// is pressed between prompts; it is not the end of the
-			// terminal. The send blocks until a prompt takes it, so a
-			// hung-up terminal does not make this loop spin.
-			s.chunks <- chunk{err: io.EOF}
+		case errors.Is(err, io.EOF) && s.cooked:
+			// A terminal in canonical mode reads end of file when
+			// Ctrl-D is pressed between prompts; it is not the end of
+			// the terminal. A hung-up terminal reads end of file
+			// forever: the pause keeps this loop from spinning.
+			s.keep(chunk{err: io.EOF, at: at})
+			time.Sleep(20 * time.Millisecond)
 		default:
+			s.mu.Lock()
 			s.err = err
+			s.mu.Unlock()
 			close(s.done)
 			return
 		}
 	}
 }
 
-// discardPending drops what was read while no question was shown (keys
-// pressed while the model was thinking), so a stray Enter never answers the
-// next question. It is bounded: a hung-up terminal reads end of file forever.
-func (s *keySource) discardPending() {
-	for range 64 {
+// keep holds c for the question being asked, or drops it when none is.
+func (s *keySource) keep(c chunk) {
+	s.mu.Lock()
+	if !s.asking || s.size+len(c.data) > maxPending {
+		s.mu.Unlock()
+		return
+	}
+	s.pending = append(s.pending, c)
+	s.size += len(c.data)
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// begin starts a question: what was read before is dropped, and what comes
+// from now on is kept for it.
+func (s *keySource) begin() {
+	s.mu.Lock()
+	s.asking, s.pending, s.size = true, nil, 0
+	s.mu.Unlock()
+}
+
+// end ends a question: what it did not read is dropped, and so is what
+// comes until the next one begins.
+func (s *keySource) end() {
+	s.mu.Lock()
+	s.asking, s.pending, s.size = false, nil, 0
+	s.mu.Unlock()
+}
+
+// next waits for keys for the question being asked. Reads that came before
+// drawn (typed before the question was on the screen) are dropped, except
+// the terminal's answers to survey's cursor queries; reads that came before
+// open (the first moments of a consent question) are dropped too, except
+// those answers and Ctrl-C (an interrupt answers nothing).
+func (s *keySource) next(ctx context.Context, drawn, open time.Time) ([]byte, error) {
+	for {
+		s.mu.Lock()
+		for len(s.pending) > 0 {
+			c := s.pending[0]
+			s.pending = s.pending[1:]
+			s.size -= len(c.data)
+			if c.err != nil {
+				if c.at.Before(drawn) {
+					continue // Ctrl-D pressed before the question
+				}
+				s.mu.Unlock()
+				return nil, c.err
+			}
+			data := c.data
+			switch {
+			case c.at.Before(drawn):
+				data = keepReplies(data, false)
+			case c.at.Before(open):
+				data = keepReplies(data, true)
+			}
+			if len(data) > 0 {
+				s.mu.Unlock()
+				return data, nil
+			}
+		}
+		s.mu.Unlock()
 		select {
-		case <-s.chunks:
-		default:
-			return
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-s.done:
+			s.mu.Lock()
+			empty := len(s.pending) == 0
+			s.mu.Unlock()
+			if empty {
+				return nil, s.err
+			}
+		case <-s.notify:
 		}
 	}
 }
 
-// keyReader is what one question gives survey as its input: a
+// cursorReply is a terminal's answer to ESC[6n (where is the cursor),
+// which survey's Input, Confirm and Password wait for.
+var cursorReply = regexp.MustCompile(`\x1b\[\d+;\d+R`)
+
+// keepReplies returns the cursor position replies in data (and Ctrl-C with
+// interrupts), dropping every key.
+func keepReplies(data []byte, interrupts bool) []byte {
+	var out []byte
+	last := 0
+	for _, m := range cursorReply.FindAllIndex(data, -1) {
+		if interrupts {
+			out = appendInterrupts(out, data[last:m[0]])
+		}
+		out = append(out, data[m[0]:m[1]]...)
+		last = m[1]
+	}
+	if interrupts {
+		out = appendInterrupts(out, data[last:])
+	}
+	return out
+}
+
+func appendInterrupts(out, data []byte) []byte {
+	for _, b := range data {
+		if b == keyInterrupt {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// keyReader is what one survey prompt gives survey as its input: a
 // terminal.FileReader (io.Reader + Fd) over the keySource. A read of exactly
 // one byte ESC (a lone Esc key press; arrow keys arrive as whole ESC [ A
 // sequences) or Ctrl-D becomes survey's interrupt byte and is remembered as a
 // dismissal; survey has no dismiss key of its own and submits the highlighted
 // option on Ctrl-D. When ctx ends, reads fail, so survey returns and restores
 // the terminal.
+//
+// Keys typed before the prompt was drawn never reach it, and on a consent
+// question neither do keys typed in its first hold (DESIGN §4).
 type keyReader struct {
 	ctx       context.Context
 	src       *keySource
 	pending   []byte
 	dismissed bool
+
+	mark    *drawMark     // when the prompt was drawn
+	hold    time.Duration // how long after the drawing keys are dropped
+	started bool
+	drawn   time.Time
+	open    time.Time
 }
 
 func (r *keyReader) Fd() uintptr { return r.src.fd }
+
+// reset readies the reader for the next survey prompt of the question: keys
+// typed before that prompt is drawn never reach it.
+func (r *keyReader) reset(mark *drawMark) {
+	r.pending, r.started, r.mark = nil, false, mark
+}
 
 func (r *keyReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if !r.started {
+		// survey reads only once the prompt is drawn.
+		r.started = true
+		r.drawn = r.mark.at()
+		r.open = r.drawn.Add(r.hold)
+	}
 	for len(r.pending) == 0 {
 		if err := r.ctx.Err(); err != nil {
 			return 0, context.Cause(r.ctx)
 		}
-		select {
-		case <-r.ctx.Done():
-			return 0, context.Cause(r.ctx)
-		case <-r.src.done:
-			return 0, r.src.err
-		case c := <-r.src.chunks:
-			if c.err != nil {
-				return 0, c.err
-			}
-			r.pending = r.translate(c.data)
+		data, err := r.src.next(r.ctx, r.drawn, r.open)
+		if err != nil {
+			return 0, err
 		}
+		r.pending = r.translate(data)
 	}
 	n := copy(p, r.pending)
 	r.pending = r.pending[n:]
@@ -168,4 +299,57 @@ func allEscapes(data []byte) bool {
 		}
 	}
 	return len(data) > 0
+}
+
+// drawMark watches what a survey prompt writes and remembers when it first
+// wrote text (not only cursor movements): the moment the question is on
+// the screen.
+type drawMark struct {
+	fdWriter
+	mu    sync.Mutex
+	drawn time.Time
+}
+
+// Write stamps the drawing as it begins: a key that comes once the text is
+// on its way to the screen may be an answer to it, even if this goroutine
+// has not yet been scheduled again after the write.
+func (m *drawMark) Write(p []byte) (int, error) {
+	if drawsText(p) {
+		m.mu.Lock()
+		if m.drawn.IsZero() {
+			m.drawn = time.Now()
+		}
+		m.mu.Unlock()
+	}
+	return m.fdWriter.Write(p)
+}
+
+// at is when the prompt was drawn; now if it drew no text yet.
+func (m *drawMark) at() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.drawn.IsZero() {
+		return time.Now()
+	}
+	return m.drawn
+}
+
+// drawsText reports whether p holds a printable character outside escape
+// sequences.
+func drawsText(p []byte) bool {
+	for i := 0; i < len(p); i++ {
+		b := p[i]
+		if b == keyEscape {
+			i++
+			if i < len(p) && p[i] == '[' {
+				for i++; i < len(p) && (p[i] < 0x40 || p[i] > 0x7e); i++ {
+				}
+			}
+			continue
+		}
+		if b > ' ' && b != 0x7f {
+			return true
+		}
+	}
+	return false
 }

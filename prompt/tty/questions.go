@@ -19,22 +19,21 @@ const customLabel = "Type your own answer…"
 // errSkipped is an optional form field left empty.
 var errSkipped = errors.New("skipped")
 
-// question asks a question that is not a form. consent says q's default
-// must not be preselected: on a consent question (a confirmation, a shell
-// approval, a remote choice) the model wrote the default, and a person
-// pressing Enter out of habit must not approve anything (DESIGN §1); a
-// consent confirmation defaults to no.
-func (s *session) question(q prompt.Question, tags []string, consent bool) (prompt.Answer, error) {
+// question asks a question that is not a form. What it preselects is
+// decided by preselect (and for confirmations, by confirm): on a consent question the model
+// may have written the default, and a person pressing Enter out of habit
+// must not approve anything (DESIGN §1, §4 "Consent questions").
+func (s *session) question(q prompt.Question, tags []string) (prompt.Answer, error) {
 	switch q.Kind {
 	case prompt.KindChoice:
 		if q.Multiple {
-			return s.multiChoice(q, tags, consent)
+			return s.multiChoice(q, tags)
 		}
-		return s.choice(q, tags, consent)
+		return s.choice(q, tags)
 	case prompt.KindConfirm:
-		return s.confirm(q, tags, consent)
+		return s.confirm(q, tags)
 	}
-	return s.text(q, tags, consent, false)
+	return s.text(q, tags, false)
 }
 
 // labels are the options as drawn: escaped, plus the free-text option.
@@ -55,11 +54,14 @@ func labels(q prompt.Question) ([]string, func(string, int) string) {
 	return out, describe
 }
 
-func (s *session) choice(q prompt.Question, tags []string, consent bool) (prompt.Answer, error) {
-	msg := formatMessage(q, tags...)
+func (s *session) choice(q prompt.Question, tags []string) (prompt.Answer, error) {
+	if remoteChoice(q) {
+		tags = escSendsDefault(q, tags)
+	}
 	opts, describe := labels(q)
+	msg := s.message(q, min(len(opts), pageSize)+2, tags...)
 	sel := &survey.Select{Message: msg, Options: opts, Description: describe}
-	if i, ok := defaultIndex(q, q.Default); ok && !consent {
+	if i, ok := preselect(q); ok {
 		sel.Default = i
 	}
 	v, err := s.run(sel, nil, summaryMessage(q))
@@ -74,11 +76,11 @@ func (s *session) choice(q prompt.Question, tags []string, consent bool) (prompt
 	return check(q, prompt.Answer{Action: prompt.Accept, Content: content})
 }
 
-func (s *session) multiChoice(q prompt.Question, tags []string, consent bool) (prompt.Answer, error) {
-	msg := formatMessage(q, tags...)
+func (s *session) multiChoice(q prompt.Question, tags []string) (prompt.Answer, error) {
 	opts, describe := labels(q)
+	msg := s.message(q, min(len(opts), pageSize)+2, tags...)
 	ms := &survey.MultiSelect{Message: msg, Options: opts, Description: describe}
-	if !consent {
+	if !isConsent(q) {
 		var ids []json.RawMessage
 		if json.Unmarshal(q.Default, &ids) == nil {
 			var checked []int
@@ -152,10 +154,11 @@ func (s *session) freeText(q prompt.Question, chosen []string) (prompt.Answer, e
 	return check(q, answer(v))
 }
 
-func (s *session) confirm(q prompt.Question, tags []string, consent bool) (prompt.Answer, error) {
-	msg := formatMessage(q, tags...)
+func (s *session) confirm(q prompt.Question, tags []string) (prompt.Answer, error) {
+	msg := s.message(q, 2, tags...)
 	c := &survey.Confirm{Message: msg}
-	if !consent {
+	if !isConsent(q) {
+		// A consent confirmation starts on no: the refusal.
 		_ = json.Unmarshal(q.Default, &c.Default)
 	}
 	answer := func(v any) prompt.Answer {
@@ -177,7 +180,7 @@ func (s *session) confirm(q prompt.Question, tags []string, consent bool) (promp
 // text asks for typed text: a string, a number, or JSON, as the schema
 // wants; a secret is never echoed. An optional form field left empty
 // returns errSkipped.
-func (s *session) text(q prompt.Question, tags []string, consent, optional bool) (prompt.Answer, error) {
+func (s *session) text(q prompt.Question, tags []string, optional bool) (prompt.Answer, error) {
 	mode := valueModeOf(q.Schema)
 	if mode == jsonValue {
 		tags = append(tags, "(JSON)")
@@ -185,9 +188,9 @@ func (s *session) text(q prompt.Question, tags []string, consent, optional bool)
 	if optional {
 		tags = append(tags, "(optional)")
 	}
-	msg := formatMessage(q, tags...)
+	msg := s.message(q, 2, tags...)
 	def := ""
-	if !consent && !q.Secret && len(q.Default) > 0 {
+	if !isConsent(q) && !q.Secret && len(q.Default) > 0 {
 		def = mode.defaultText(q.Default)
 	}
 	shownDef := termtext.Line(def)
@@ -259,7 +262,7 @@ func (s *session) form(q prompt.Question) (prompt.Answer, error) {
 	var defaults map[string]json.RawMessage
 	_ = json.Unmarshal(q.Default, &defaults)
 	for {
-		s.heading(formatMessage(q, dismissTag))
+		s.heading(s.message(q, 4, dismissTag))
 		var buf bytes.Buffer
 		buf.WriteByte('{')
 		for _, f := range q.Fields {
@@ -293,15 +296,20 @@ func (s *session) form(q prompt.Question) (prompt.Answer, error) {
 
 // field asks one field of form and returns its JSON value.
 func (s *session) field(form prompt.Question, f prompt.Field, fq prompt.Question) (json.RawMessage, error) {
-	c := !fq.PreselectDefault() || !form.PreselectDefault()
+	if !fq.Consent.IsConsent() && form.Consent.IsConsent() {
+		fq.Consent = form.Consent
+	}
+	if isConsent(fq) {
+		s.in.hold = consentHold
+	}
 	var (
 		ans prompt.Answer
 		err error
 	)
 	if fq.Kind == prompt.KindText {
-		ans, err = s.text(fq, nil, c, !f.Required)
+		ans, err = s.text(fq, nil, !f.Required)
 	} else {
-		ans, err = s.question(fq, nil, c)
+		ans, err = s.question(fq, nil)
 	}
 	if err != nil {
 		return nil, err

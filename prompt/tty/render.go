@@ -8,6 +8,8 @@ import (
 
 	"github.com/hitl-dev/hitl/prompt"
 	"github.com/hitl-dev/hitl/termtext"
+	"golang.org/x/term"
+	"golang.org/x/text/width"
 )
 
 // dismissTag goes on the question line: survey shows its Help only after
@@ -19,6 +21,10 @@ const dismissTag = "(Esc to dismiss)"
 // last line, then the hint. Every piece of model text is escaped; lines
 // after the first are indented under survey's "? ".
 func formatMessage(q prompt.Question, tags ...string) string {
+	return strings.Join(messageLines(q, tags...), "\n  ")
+}
+
+func messageLines(q prompt.Question, tags ...string) []string {
 	lines := questionLines(q)
 	if len(tags) > 0 {
 		lines[len(lines)-1] += " " + strings.Join(tags, " ")
@@ -26,7 +32,138 @@ func formatMessage(q prompt.Question, tags ...string) string {
 	if q.Hint != "" {
 		lines = append(lines, displayLines(q.Hint)...)
 	}
+	return lines
+}
+
+// message is formatMessage made to fit the terminal with reserve rows left
+// for the prompt's options and answer (DESIGN §4 "Tall or wide text to
+// approve"): at most a screenful, its first lines always, then how many
+// lines were left out, then its last lines.
+func (s *session) message(q prompt.Question, reserve int, tags ...string) string {
+	lines := messageLines(q, tags...)
+	if s.rows > 0 && s.cols > 0 {
+		lines = fit(lines, s.rows-reserve-1, s.cols)
+	}
 	return strings.Join(lines, "\n  ")
+}
+
+// indent is the width survey's "? " (and the indent of the lines after
+// the first) takes.
+const indent = 2
+
+// minRows is the fewest rows a message is given, however small the
+// terminal: the first line, the count of lines left out and the last line,
+// and a little more.
+const minRows = 5
+
+// fit keeps lines within rows terminal rows of cols columns, counting the
+// rows a wide line wraps onto. When they do not fit, it keeps the first
+// lines and the last lines, and says how many lines it left out between:
+// both ends of a command stay on the screen (a harmful first line, or a
+// harmful last line), so a person is never shown only the harmless part of
+// it. A line too wide for its share is cut in the middle, visibly.
+func fit(lines []string, rows, cols int) []string {
+	rows = max(rows, minRows)
+	width := max(cols-indent, 10)
+	total := 0
+	for _, l := range lines {
+		total += rowsOf(l, width)
+	}
+	if total <= rows {
+		return lines
+	}
+	// No line may take more than a quarter of the rows: a longer one is
+	// cut in the middle. The first lines get half of the rows left after
+	// the marker line, the last lines the rest; so both the first and the
+	// last line are always shown.
+	lineRows := max((rows-1)/4, 1)
+	cut := make([]string, len(lines))
+	for i, l := range lines {
+		cut[i] = cutMiddle(l, lineRows*width)
+	}
+	headRows := (rows - 1) / 2
+	var head, tail []string
+	used, i := 0, 0
+	for ; i < len(cut) && used+rowsOf(cut[i], width) <= headRows; i++ {
+		head = append(head, cut[i])
+		used += rowsOf(cut[i], width)
+	}
+	tailRows := rows - 1 - used
+	used = 0
+	j := len(cut) - 1
+	for ; j >= i && used+rowsOf(cut[j], width) <= tailRows; j-- {
+		tail = append(tail, cut[j])
+		used += rowsOf(cut[j], width)
+	}
+	out := head
+	if left := j - i + 1; left > 0 {
+		out = append(out, fmt.Sprintf("… %d %s left out …", left, plural(left, "line", "lines")))
+	}
+	for k := len(tail) - 1; k >= 0; k-- {
+		out = append(out, tail[k])
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// rowsOf is how many terminal rows of width columns line takes.
+func rowsOf(line string, width int) int {
+	w := textWidth(line)
+	if w == 0 {
+		return 1
+	}
+	return (w + width - 1) / width
+}
+
+// textWidth is the columns s takes: wide (East Asian) characters take two.
+// s is already escaped: it holds no control characters.
+func textWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
+
+func runeWidth(r rune) int {
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+// cutMiddle shortens line to about room columns, keeping its start and
+// end and saying how many characters it left out.
+func cutMiddle(line string, room int) string {
+	runes := []rune(line)
+	if textWidth(line) <= room {
+		return line
+	}
+	marker := func(n int) string { return fmt.Sprintf(" … %d characters left out … ", n) }
+	keep := max(room-len(marker(len(runes))), 8)
+	headN, tailN := (keep+1)/2, keep/2
+	if headN+tailN >= len(runes) {
+		return line
+	}
+	cut := len(runes) - headN - tailN
+	return string(runes[:headN]) + marker(cut) + string(runes[len(runes)-tailN:])
+}
+
+// terminalSize is the terminal's rows and columns at fd; 0, 0 when
+// unknown.
+func terminalSize(fd uintptr) (rows, cols int) {
+	c, r, err := term.GetSize(int(fd))
+	if err != nil {
+		return 0, 0
+	}
+	return r, c
 }
 
 // summaryMessage is the message of the line survey leaves once answered.

@@ -3,6 +3,8 @@ package tty
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hitl-dev/hitl/prompt"
@@ -86,5 +88,64 @@ func TestTranslate(t *testing.T) {
 		if got := string(r.translate([]byte(tt.in))); got != tt.want || r.dismissed != tt.dismissed {
 			t.Errorf("translate(%q) = %q dismissed %v; want %q, %v", tt.in, got, r.dismissed, tt.want, tt.dismissed)
 		}
+	}
+}
+
+func TestFitKeepsBothEnds(t *testing.T) {
+	cmd := []string{"? Run this command? (Esc to dismiss)", "  rm -rf / && cat <<EOF"}
+	for i := range 80 {
+		cmd = append(cmd, fmt.Sprintf("harmless line %d", i))
+	}
+	cmd = append(cmd, "EOF")
+	wide := strings.Repeat("x", 500) + " rm -rf ~"
+	tests := []struct {
+		name       string
+		lines      []string
+		rows, cols int
+		want       []string // lines that must be shown
+		maxLines   int
+	}{
+		{"fits", []string{"a", "b"}, 30, 80, []string{"a", "b"}, 2},
+		{"tall", cmd, 30, 80, []string{cmd[0], cmd[1], "… ", "harmless line 79", "EOF"}, 30},
+		{"tiny terminal", cmd, 2, 80, []string{cmd[0], "EOF", "left out"}, 5},
+		{"wide last line", []string{"first", wide}, 10, 40, []string{"first", "rm -rf ~", "characters left out"}, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := fit(tt.lines, tt.rows, tt.cols)
+			joined := strings.Join(got, "\n")
+			for _, w := range tt.want {
+				if !strings.Contains(joined, w) {
+					t.Errorf("fit lacks %q:\n%s", w, joined)
+				}
+			}
+			rows := 0
+			for _, l := range got {
+				rows += rowsOf(l, tt.cols-indent)
+			}
+			if rows > max(tt.rows, minRows) || len(got) > tt.maxLines {
+				t.Errorf("fit takes %d rows in %d lines, want at most %d rows:\n%s", rows, len(got), tt.rows, joined)
+			}
+		})
+	}
+}
+
+func TestDrawsText(t *testing.T) {
+	for in, want := range map[string]bool{
+		"\x1b[0G\x1b[2K": false, "\x1b7": false, "\x1b[6n": false, "": false,
+		"\x1b[1;92m? \x1b[0mWhich": true, "x": true,
+	} {
+		if got := drawsText([]byte(in)); got != want {
+			t.Errorf("drawsText(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestKeepReplies(t *testing.T) {
+	if got := string(keepReplies([]byte("y\r\x1b[12;3R\x03n"), false)); got != "\x1b[12;3R" {
+		t.Errorf("keepReplies = %q", got)
+	}
+	if got := string(keepReplies([]byte("y\r\x1b[12;3R\x03n"), true)); got != "\x1b[12;3R\x03" {
+		t.Errorf("keepReplies with interrupts = %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/AlecAivazis/survey/v2"
 	"github.com/AlecAivazis/survey/v2/core"
@@ -22,17 +23,43 @@ import (
 type FrontEnd struct {
 	out  fdWriter
 	keys *keySource
+	mode *termMode     // the terminal's modes as found; nil if not a terminal
 	turn chan struct{} // holds a token while a question is on the terminal
 }
+
+// consentHold is how long a consent question takes no key once drawn
+// (DESIGN §4), as browsers' permission dialogs do.
+const consentHold = 300 * time.Millisecond
 
 // New returns a front end that reads keys from in and draws on out; both
 // are usually the same terminal (stdin and stderr, or /dev/tty). NO_COLOR in
 // the environment turns survey's colours off.
+//
+// From now until Close the front end owns in: its key reader starts at once
+// and drops every key typed while no question is on the screen, and the
+// terminal does not echo them (DESIGN §4 "Type-ahead never answers"). Call
+// Close when the run ends, on every path; RestoreTerminals before an
+// os.Exit that skips it.
 func New(in, out *os.File) *FrontEnd {
 	if os.Getenv("NO_COLOR") != "" {
 		core.DisableColor = true
 	}
-	return &FrontEnd{out: fdWriter{f: out, fd: rawFd(out)}, keys: newKeySource(in), turn: make(chan struct{}, 1)}
+	fd := rawFd(in)
+	mode := quiet(int(fd))
+	return &FrontEnd{
+		out:  fdWriter{f: out, fd: rawFd(out)},
+		keys: newKeySource(in, mode == nil),
+		mode: mode,
+		turn: make(chan struct{}, 1),
+	}
+}
+
+// Close puts the terminal's modes back as New found them. The key reader
+// keeps reading in (dropping what it reads) until in is closed or the
+// process ends. Close may be called more than once.
+func (f *FrontEnd) Close() error {
+	f.mode.restore()
+	return nil
 }
 
 // errDismissed is a question dismissed with Esc or Ctrl-D.
@@ -54,9 +81,16 @@ func (f *FrontEnd) Ask(ctx context.Context, q prompt.Question) (prompt.Answer, e
 	if ctx.Err() != nil {
 		return prompt.Answer{}, context.Cause(ctx)
 	}
-	f.keys.start()
-	f.keys.discardPending()
+	// Whatever was typed before this question is dropped: in the
+	// terminal, and in the key reader.
+	flushInput(int(f.keys.fd))
+	f.keys.begin()
+	defer f.keys.end()
 	s := &session{ctx: ctx, in: &keyReader{ctx: ctx, src: f.keys}, out: f.out}
+	s.rows, s.cols = terminalSize(f.out.fd)
+	if isConsent(q) {
+		s.in.hold = consentHold
+	}
 	var (
 		ans prompt.Answer
 		err error
@@ -64,7 +98,7 @@ func (f *FrontEnd) Ask(ctx context.Context, q prompt.Question) (prompt.Answer, e
 	if q.Kind == prompt.KindForm {
 		ans, err = s.form(q)
 	} else {
-		ans, err = s.question(q, []string{dismissTag}, !q.PreselectDefault())
+		ans, err = s.question(q, []string{dismissTag})
 	}
 	if errors.Is(err, errDismissed) {
 		return prompt.Answer{Action: prompt.Cancel, Source: prompt.SourceTTY}, nil
@@ -79,9 +113,10 @@ func (f *FrontEnd) Ask(ctx context.Context, q prompt.Question) (prompt.Answer, e
 // session is one question being asked: its key reader (one per question, so
 // a dismissal is remembered for it alone) and where it draws.
 type session struct {
-	ctx context.Context
-	in  *keyReader
-	out fdWriter
+	ctx        context.Context
+	in         *keyReader
+	out        fdWriter
+	rows, cols int // the terminal's size; 0 when unknown
 }
 
 // capture receives survey's answer as survey produced it (core.OptionAnswer,
@@ -101,8 +136,11 @@ func (s *session) run(p survey.Prompt, validate func(any) error, summary string)
 	spy := &configSpy{inner: p}
 	q := &survey.Question{Name: "answer", Prompt: spy, Validate: validate}
 	q.Transform = func(any) any { setMessage(p, summary); return nil }
+	// Keys typed before this prompt is drawn never reach it.
+	mark := &drawMark{fdWriter: s.out}
+	s.in.reset(mark)
 	err := survey.Ask([]*survey.Question{q}, &c,
-		survey.WithStdio(s.in, s.out, s.out),
+		survey.WithStdio(s.in, mark, s.out),
 		survey.WithShowCursor(true),
 		survey.WithPageSize(pageSize),
 	)

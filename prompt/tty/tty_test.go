@@ -28,7 +28,11 @@ func askOn(t *testing.T, q prompt.Question, script func(tm *ptytest.Terminal)) (
 	t.Helper()
 	tm := ptytest.New(t)
 	fe := tty.New(tm.Tty(), tm.Tty())
-	ans, err := ask(context.Background(), tm, fe, q, func() { script(tm) })
+	t.Cleanup(func() { fe.Close() })
+	// A test whose keys go astray fails instead of hanging.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	ans, err := ask(ctx, tm, fe, q, func() { script(tm) })
 	return ans, err, tm
 }
 
@@ -141,7 +145,7 @@ func TestSelectDefaultAndConsent(t *testing.T) {
 	// preselected.
 	q.Consent = prompt.ConsentConfirm
 	ans, err, _ = askOn(t, q, func(tm *ptytest.Terminal) {
-		tm.Expect("Production")
+		tm.ExpectSettled("Production")
 		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"dev"`, "")
@@ -156,7 +160,7 @@ func TestApprovalPreselectsNo(t *testing.T) {
 		Default: json.RawMessage(`"no"`), Consent: prompt.ConsentApproval,
 	}
 	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
-		tm.Expect("for this session")
+		tm.ExpectSettled("for this session")
 		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"no"`, "")
@@ -171,7 +175,7 @@ func TestModelBooleanDefaultNotPreselected(t *testing.T) {
 	}
 	q.Message = "Deploy to production?"
 	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
-		tm.Expect("(y/N)")
+		tm.ExpectSettled("(y/N)")
 		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `false`, "")
@@ -280,7 +284,7 @@ func TestConfirmDefault(t *testing.T) {
 	// means no.
 	q.Consent = prompt.ConsentConfirm
 	ans, err, _ = askOn(t, q, func(tm *ptytest.Terminal) {
-		tm.Expect("(y/N)")
+		tm.ExpectSettled("(y/N)")
 		tm.Send(ptytest.KeyEnter)
 		tm.Expect("No")
 	})

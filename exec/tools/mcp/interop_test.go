@@ -359,7 +359,7 @@ func testEverything(t *testing.T, c *Client, a *asker, roots []string) {
 			res := mustCall(t, c, "trigger-url-elicitation", `{"url":"https://example.com/consent?x=1","message":"Sign in, please."}`)
 			wantText(t, res, false, tc.want)
 			qs := a.questions()[before:]
-			if len(qs) != 1 || qs[0].Kind != prompt.KindConfirm || !qs[0].Consent ||
+			if len(qs) != 1 || qs[0].Kind != prompt.KindConfirm || !qs[0].Consent.IsConsent() ||
 				!strings.Contains(qs[0].Message, "https://example.com/consent?x=1") || !strings.Contains(qs[0].Message, "Sign in, please.") {
 				t.Errorf("questions: %+v", qs)
 			}

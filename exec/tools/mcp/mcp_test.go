@@ -374,7 +374,7 @@ func TestURLElicitationRequired(t *testing.T) {
 				t.Fatalf("%s: asked %d questions, want 1", tt.name, len(qs))
 			}
 			q := qs[0]
-			if q.Kind != prompt.KindConfirm || !q.Consent || q.Tool != "authorize_first" || q.Server != "test" ||
+			if q.Kind != prompt.KindConfirm || !q.Consent.IsConsent() || q.Tool != "authorize_first" || q.Server != "test" ||
 				!strings.Contains(q.Message, "Authorize the tracker") ||
 				!strings.Contains(q.Message, `https://auth.example.com/first\x1b[2J`) || strings.Contains(q.Message, "\x1b") {
 				t.Errorf("%s: question %+v", tt.name, q)

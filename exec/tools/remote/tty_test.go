@@ -47,9 +47,9 @@ func TestUserChoiceOnTTY(t *testing.T) {
 		selected int
 		result   string
 	}{
-		// A consent question starts on the first option, not the default.
-		{"down and enter", []string{ptytest.KeyDown, ptytest.KeyEnter}, 1, `choice 1 "Yes once"`},
-		{"enter", []string{ptytest.KeyEnter}, 0, `choice 0 "Yes for session"`},
+		// A user_choice starts on the tool's default (DESIGN §4).
+		{"up and enter", []string{ptytest.KeyUp, ptytest.KeyEnter}, 1, `choice 1 "Yes once"`},
+		{"enter: the default", []string{ptytest.KeyEnter}, 2, `choice 2 "No": write to notes.txt declined`},
 		{"esc dismisses: the default", []string{ptytest.KeyEsc}, 2, `choice 2 "No": write to notes.txt declined`},
 		{"ctrl-d dismisses: the default", []string{ptytest.KeyCtrlD}, 2, `choice 2 "No"`},
 	}
@@ -90,7 +90,7 @@ func TestTwoUserChoicesOnTTY(t *testing.T) {
 	asker := &prompt.Asker{Unanswered: prompt.UnansweredStop}
 	e := setup(t, asker, nil, "ask_twice")
 	res, err, screen := ttyCall(t, "ask_twice", `{}`, asker, e,
-		[]string{"deploy?", ptytest.KeyEnter}, []string{"which region?", ptytest.KeyDown, ptytest.KeyEnter})
+		[]string{"deploy?", ptytest.KeyUp, ptytest.KeyEnter}, []string{"which region?", ptytest.KeyDown, ptytest.KeyEnter})
 	if err != nil || res.Text != "first 0, second 1" {
 		t.Errorf("result = %+v, %v\n%s", res, err, screen)
 	}
