@@ -181,8 +181,8 @@ func signalContext(parent context.Context, ios *IOStreams, hard *run.HardExit) (
 		case s := <-ch:
 			if s == os.Interrupt {
 				fmt.Fprintln(ios.ErrOut, "hitl: interrupted again, exiting now")
-				shell.KillAll() // no grace period left for running commands
-				hard.Run()      // journals flushed: resumable from the last completed step
+				shell.KillAll()        // no grace period left for running commands
+				hard.Run()             // journals flushed: resumable from the last completed step
 				tty.RestoreTerminals() // echo back on, as the front end found it
 				os.Exit(ExitInterrupted)
 			}
