@@ -24,6 +24,7 @@ type AskOptions struct {
 	Default  string
 	Secret   bool
 	JSON     bool
+	Quiet    bool
 	PromptOptions
 }
 
@@ -37,10 +38,14 @@ func NewCmdAsk(ios *IOStreams, runF func(context.Context, *AskOptions) error) *c
 print the answer's content on stdout (with --json, the whole answer as JSON).
 
 Exit status: 0 accepted (yes), 3 answered no, declined or dismissed,
-4 nobody answered, 130 interrupted.`,
+4 nobody answered (--unanswered stop, the default), 130 interrupted.
+
+In a git hook, git gives the hook its ref lines on stdin: pass --prompt tty
+so the question goes to the terminal, not to those lines.`,
 		Example: `  hitl ask "Deploy to production?" --confirm && ./deploy.sh
   env=$(hitl ask "Which environment?" --choice staging --choice production=Production)
-  token=$(hitl ask "API token?" --secret)`,
+  token=$(hitl ask "API token?" --secret)
+  hitl ask --prompt tty "Push to main?" --confirm   # in a git hook`,
 		Args: minArgs(1, "MESSAGE"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Message = strings.Join(args, " ")
@@ -58,7 +63,8 @@ Exit status: 0 accepted (yes), 3 answered no, declined or dismissed,
 	f.StringVar(&opts.Default, "default", "", "the default answer offered on the terminal")
 	f.BoolVar(&opts.Secret, "secret", false, "a secret: not echoed on the terminal, never in logs")
 	f.BoolVar(&opts.JSON, "json", false, "print the answer as JSON {action, content, text, source}")
-	opts.PromptOptions.addFlags(f, false)
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (the question itself is still drawn on a terminal)")
+	opts.PromptOptions.addFlags(f, true)
 	return c
 }
 
@@ -71,14 +77,12 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	if err != nil {
 		return err
 	}
-	// The flags alone: hitl ask has no --unanswered (nobody answered:
-	// exit 4).
-	prompting, closeFE, err := newPrompting(opts.IO, &opts.PromptOptions, mode, true)
+	prompting, closeFE, err := newPrompting(opts.IO, &opts.PromptOptions, mode, !opts.Quiet)
 	if err != nil {
 		return err
 	}
 	defer closeFE()
-	progress := &humanSink{err: opts.IO.ErrOut, showQuestions: mode != "tty"}
+	progress := &humanSink{err: opts.IO.ErrOut, quiet: opts.Quiet, showQuestions: mode != "tty"}
 	ans, q, err := run.Ask(ctx, prompting, progress, q)
 	if err != nil {
 		if ctx.Err() != nil && context.Cause(ctx) != nil {
@@ -131,6 +135,7 @@ func askQuestion(opts *AskOptions) (prompt.Question, error) {
 	case opts.Confirm:
 		q.Kind = prompt.KindConfirm
 		q.Schema = json.RawMessage(`{"type":"boolean"}`)
+		q.Consent = prompt.ConsentConfirm
 	case len(opts.Choices) > 0:
 		q.Kind, q.Multiple = prompt.KindChoice, opts.Multiple
 		seen := map[string]bool{}
@@ -144,6 +149,9 @@ func askQuestion(opts *AskOptions) (prompt.Question, error) {
 			}
 			seen[id] = true
 			q.Options = append(q.Options, prompt.Option{ID: id, Label: label})
+			if prompt.YesNoWord(id) || prompt.YesNoWord(label) {
+				q.Consent = prompt.ConsentConfirm // a yes/no choice grants something
+			}
 		}
 	}
 	q.Message = opts.Message

@@ -28,6 +28,9 @@ type ExecOptions struct {
 	WorkingDir    string
 	Yolo          bool
 	Session       string
+	// maxIterationsSet: --max-iterations was given (0 is then an error,
+	// not "the default").
+	maxIterationsSet bool
 	PromptOptions
 	ModelOptions
 }
@@ -55,6 +58,7 @@ is one JSON event per line instead.`,
 				}
 				return err
 			}
+			opts.maxIterationsSet = c.Flags().Changed("max-iterations")
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}

@@ -32,9 +32,9 @@ func (o *PromptOptions) addFlags(f *pflag.FlagSet, withUnanswered bool) {
 // promptMode resolves --prompt: the flag, else HITL_PROMPT, else jsonl when
 // --json, else auto.
 func promptMode(ios *IOStreams, flag string, jsonOut bool) (string, error) {
-	mode := flag
+	mode, from := flag, "--prompt"
 	if mode == "" {
-		mode = ios.Getenv("HITL_PROMPT")
+		mode, from = ios.Getenv("HITL_PROMPT"), "HITL_PROMPT"
 	}
 	if mode == "" && jsonOut {
 		mode = "jsonl"
@@ -44,14 +44,19 @@ func promptMode(ios *IOStreams, flag string, jsonOut bool) (string, error) {
 	}
 	switch mode {
 	case "auto":
-		if ios.CanPrompt() {
+		switch {
+		case ios.CanPrompt():
 			return "tty", nil
+		case ios.InCI() && ios.IsStdinTTY():
+			// A CI system that gives the job a pseudo-terminal: nobody
+			// will ever type JSON there, so waiting for it would hang.
+			return "none", nil
 		}
 		return "jsonl", nil
 	case "tty", "jsonl", "none":
 		return mode, nil
 	}
-	return "", usagef("--prompt %q: expected auto, tty, jsonl or none", mode)
+	return "", usagef("%s %q: expected auto, tty, jsonl or none", from, mode)
 }
 
 // newPrompting reads the prompt flags: the answers file, the front end of

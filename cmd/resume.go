@@ -47,6 +47,7 @@ carry over.`,
 				}
 				return err
 			}
+			opts.maxIterationsSet = c.Flags().Changed("max-iterations")
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}

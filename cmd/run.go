@@ -13,8 +13,8 @@ import (
 // checkRunFlags checks the flags exec and resume share (the prompt flags
 // are checked by newPrompting).
 func checkRunFlags(opts *ExecOptions) error {
-	if opts.MaxIterations < 0 {
-		return usagef("--max-iterations must be at least 1")
+	if opts.MaxIterations < 0 || (opts.maxIterationsSet && opts.MaxIterations == 0) {
+		return usagef("--max-iterations %d: must be at least 1 (leave it out for the agent file's max_iterations, else 50)", opts.MaxIterations)
 	}
 	if opts.WorkingDir != "" {
 		if fi, err := os.Stat(opts.WorkingDir); err != nil || !fi.IsDir() {

@@ -56,6 +56,12 @@ func startTTY(t *testing.T, pipedStdin bool, args ...string) *ttyRun {
 // startTTYAgent is startTTY with agent.yaml holding agent, on tm.
 func startTTYAgent(t *testing.T, agent string, tm *ptytest.Terminal, pipedStdin bool, args ...string) *ttyRun {
 	t.Helper()
+	return startTTYAgentEnv(t, agent, tm, pipedStdin, nil, args...)
+}
+
+// startTTYAgentEnv is startTTYAgent with env added to hitl's environment.
+func startTTYAgentEnv(t *testing.T, agent string, tm *ptytest.Terminal, pipedStdin bool, env []string, args ...string) *ttyRun {
+	t.Helper()
 	hitl, err := exec.LookPath("hitl")
 	if err != nil {
 		t.Fatalf("hitl is not on PATH (testscript's TestMain installs it): %v", err)
@@ -67,7 +73,7 @@ func startTTYAgent(t *testing.T, agent string, tm *ptytest.Terminal, pipedStdin 
 	r := &ttyRun{Terminal: tm, t: t, before: tm.Modes(), done: make(chan error, 1)}
 	cmd := exec.Command(hitl, args...)
 	cmd.Dir = dir
-	cmd.Env = append(filteredEnv(), "XDG_STATE_HOME="+filepath.Join(dir, "state"), "TERM=xterm")
+	cmd.Env = append(append(filteredEnv(), "XDG_STATE_HOME="+filepath.Join(dir, "state"), "TERM=xterm"), env...)
 	cmd.Stdout = &r.stdout
 	cmd.Stderr = tm.Tty()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 2}
@@ -262,5 +268,18 @@ func TestTTYAskNumber(t *testing.T) {
 	}
 	if got := r.stdout.String(); got != "3\n" {
 		t.Errorf("stdout = %q; screen:\n%s", got, r.Screen())
+	}
+}
+
+// Under CI with a terminal on stdin (a CI system that allocates a
+// pseudo-terminal), --prompt auto means none: nobody will type JSON there,
+// so the run stops for input at once instead of waiting forever.
+func TestTTYAutoUnderCIMeansNone(t *testing.T) {
+	r := startTTYAgentEnv(t, ttyAgent, ptytest.New(t), false, []string{"CI=true"}, "exec", "agent.yaml")
+	if code := r.wait(); code != 4 {
+		t.Fatalf("exit %d, want 4; screen:\n%s", code, r.Screen())
+	}
+	if !strings.Contains(r.Screen(), "no front end") {
+		t.Errorf("the screen does not say why nothing was asked:\n%s", r.Screen())
 	}
 }

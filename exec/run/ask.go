@@ -18,7 +18,7 @@ func Ask(ctx context.Context, p Prompting, sink exec.Sink, q prompt.Question) (p
 	a := &prompt.Asker{
 		FrontEnd:   p.FrontEnd,
 		Timeout:    p.Timeout,
-		Unanswered: prompt.UnansweredStop,
+		Unanswered: p.Unanswered,
 		Observer:   &promptEvents{sink: sink},
 	}
 	if p.Answers != nil {
@@ -28,6 +28,9 @@ func Ask(ctx context.Context, p Prompting, sink exec.Sink, q prompt.Question) (p
 		a.OnBadAnswer = func(b *prompt.BadAnswerError) {
 			sink.Emit(exec.Stamp(&exec.ErrorEvent{Message: b.Error(), Line: b.Line, PromptID: b.PromptID}, "error", time.Now()))
 		}
+	}
+	if a.Unanswered == "" {
+		a.Unanswered = prompt.UnansweredStop
 	}
 	ans, err := a.Ask(ctx, q)
 	q.ID = fmt.Sprintf("p%d", a.Next())
