@@ -135,7 +135,10 @@ func askQuestion(opts *AskOptions) (prompt.Question, error) {
 	case opts.Confirm:
 		q.Kind = prompt.KindConfirm
 		q.Schema = json.RawMessage(`{"type":"boolean"}`)
-		q.Consent = prompt.ConsentConfirm
+		// Consent: never answered by --unanswered default. Its --default
+		// is the invoking person's, not a model's, so a terminal may
+		// preselect it, as it does hitl's own refusals.
+		q.Consent = prompt.ConsentConfirmNo
 	case len(opts.Choices) > 0:
 		q.Kind, q.Multiple = prompt.KindChoice, opts.Multiple
 		seen := map[string]bool{}
@@ -150,7 +153,10 @@ func askQuestion(opts *AskOptions) (prompt.Question, error) {
 			seen[id] = true
 			q.Options = append(q.Options, prompt.Option{ID: id, Label: label})
 			if prompt.YesNoWord(id) || prompt.YesNoWord(label) {
-				q.Consent = prompt.ConsentConfirm // a yes/no choice grants something
+				// Consent: never answered by --unanswered default. Its --default
+		// is the invoking person's, not a model's, so a terminal may
+		// preselect it, as it does hitl's own refusals.
+		q.Consent = prompt.ConsentConfirmNo // a yes/no choice grants something
 			}
 		}
 	}

@@ -83,7 +83,7 @@ func (s *humanSink) Emit(e exec.Event) {
 		}
 		s.progress("%s\n", termtext.Text(strings.TrimRight(e.Text, "\n")))
 	case *exec.ToolCallEvent:
-		s.progress("→ %s %s\n", termtext.Line(e.Name), termtext.Line(shorten(string(e.Arguments), maxShown)))
+		s.progress("→ %s %s\n", termtext.Line(e.Name), termtext.JSON(shorten(string(e.Arguments), maxShown)))
 	case *exec.ToolResultEvent:
 		label := ""
 		if e.IsError {

@@ -226,7 +226,8 @@ func TestResumeAfterSignal(t *testing.T) {
 }
 
 // hitl ask --default: the default is offered on the terminal, so Enter
-// takes it.
+// takes it; a yes/no question (consent) takes keys only once it has been
+// on screen for a moment.
 func TestAskDefaultOnTTY(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -242,7 +243,9 @@ func TestAskDefaultOnTTY(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := startTTY(t, false, append([]string{"ask", "Which?"}, tt.args...)...)
-			r.mustExpect(tt.wait)
+			if !r.ExpectSettled(tt.wait) {
+				t.FailNow()
+			}
 			r.Send(ptytest.KeyEnter)
 			if code := r.wait(); code != tt.code {
 				t.Fatalf("exit %d, want %d; screen:\n%s", code, tt.code, r.Screen())

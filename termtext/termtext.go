@@ -14,6 +14,16 @@ import (
 // colours or reorder text replaced by a visible escape (\x1b, \u202e). Newlines
 // and tabs are kept when keepLines is true.
 func Escape(s string, keepLines bool) string {
+	return escape(s, keepLines, true)
+}
+
+// JSON escapes JSON text for one line: JSON already writes a backslash as
+// \\ and control characters as \n or \u001b, so its backslashes are kept
+// as they are (escaping them again would double them); what JSON leaves
+// raw (bidi and format characters, invalid UTF-8) is escaped.
+func JSON(s string) string { return escape(s, false, false) }
+
+func escape(s string, keepLines, backslash bool) string {
 	if isPlain(s, keepLines) {
 		return s
 	}
@@ -25,7 +35,7 @@ func Escape(s string, keepLines bool) string {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case keepLines && (r == '\n' || r == '\t'):
 			b.WriteRune(r)
-		case r == '\\':
+		case r == '\\' && backslash:
 			b.WriteString(`\\`)
 		case unsafe(r):
 			if r < 0x80 {

@@ -47,3 +47,19 @@ func TestShorten(t *testing.T) {
 		}
 	}
 }
+
+func TestJSON(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"cmd":"printf 'a\\nb'\necho two"}`, `{"cmd":"printf 'a\\nb'\necho two"}`},
+		{`{"cmd":"ls \u202e"}`, `{"cmd":"ls \u202e"}`},
+		{"{\"cmd\":\"ls \u202e\"}", `{"cmd":"ls \u202e"}`},
+		{"{\"cmd\":\"a\x1b[2Jb\"}", `{"cmd":"a\x1b[2Jb"}`},
+		{"bad \xff json", `bad \xff json`},
+		{"raw\nnewline", `raw\x0anewline`},
+	}
+	for _, tt := range tests {
+		if got := JSON(tt.in); got != tt.want {
+			t.Errorf("JSON(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func (s *session) multiChoice(q prompt.Question, tags []string) (prompt.Answer, 
 	opts, describe := labels(q)
 	msg := s.message(q, min(len(opts), pageSize)+2, tags...)
 	ms := &survey.MultiSelect{Message: msg, Options: opts, Description: describe}
-	if !isConsent(q) {
+	if q.PreselectDefault() {
 		var ids []json.RawMessage
 		if json.Unmarshal(q.Default, &ids) == nil {
 			var checked []int
@@ -157,8 +157,9 @@ func (s *session) freeText(q prompt.Question, chosen []string) (prompt.Answer, e
 func (s *session) confirm(q prompt.Question, tags []string) (prompt.Answer, error) {
 	msg := s.message(q, 2, tags...)
 	c := &survey.Confirm{Message: msg}
-	if !isConsent(q) {
-		// A consent confirmation starts on no: the refusal.
+	if q.PreselectDefault() {
+		// A consent confirmation starts on no, the refusal, unless its
+		// default is hitl's or the invoking person's (hitl ask --default).
 		_ = json.Unmarshal(q.Default, &c.Default)
 	}
 	answer := func(v any) prompt.Answer {
