@@ -154,9 +154,9 @@ func askQuestion(opts *AskOptions) (prompt.Question, error) {
 			q.Options = append(q.Options, prompt.Option{ID: id, Label: label})
 			if prompt.YesNoWord(id) || prompt.YesNoWord(label) {
 				// Consent: never answered by --unanswered default. Its --default
-		// is the invoking person's, not a model's, so a terminal may
-		// preselect it, as it does hitl's own refusals.
-		q.Consent = prompt.ConsentConfirmNo // a yes/no choice grants something
+				// is the invoking person's, not a model's, so a terminal may
+				// preselect it, as it does hitl's own refusals.
+				q.Consent = prompt.ConsentConfirmNo // a yes/no choice grants something
 			}
 		}
 	}
