@@ -116,31 +116,56 @@ type spinner struct {
 	stop      chan struct{}
 	done      chan struct{}
 	streaming atomic.Bool
+	// tool, when set, is the tool whose call is running (and since when),
+	// shown instead of the model.
+	tool  string
+	since time.Time
 }
 
 var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
+// toolSpinDelay keeps the spinner of a quick tool call from flashing.
+const toolSpinDelay = 500 * time.Millisecond
+
 // Delta is told of each streamed chunk (model.Options.OnDelta).
 func (s *spinner) Delta() { s.streaming.Store(true) }
 
-func (s *spinner) Start() {
+// Start shows the spinner while the model thinks.
+func (s *spinner) Start() { s.start("", time.Time{}) }
+
+// StartTool shows the spinner, with the time elapsed, while a call of tool
+// runs; since is when it started.
+func (s *spinner) StartTool(tool string, since time.Time) { s.start(tool, since) }
+
+func (s *spinner) start(tool string, since time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stop != nil {
 		return
 	}
 	s.streaming.Store(false)
+	s.tool, s.since = tool, since
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
-	go s.run(s.stop, s.done)
+	go s.run(s.stop, s.done, tool, since)
 }
 
-func (s *spinner) run(stop, done chan struct{}) {
+func (s *spinner) run(stop, done chan struct{}, tool string, since time.Time) {
 	defer close(done)
+	if tool != "" {
+		select {
+		case <-stop:
+			return
+		case <-time.After(toolSpinDelay):
+		}
+	}
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for i := 0; ; i++ {
 		label := "waiting for the model"
-		if s.streaming.Load() {
+		switch {
+		case tool != "":
+			label = fmt.Sprintf("running %s (%s)", tool, time.Since(since).Round(time.Second))
+		case s.streaming.Load():
 			label = "the model is writing"
 		}
 		fmt.Fprintf(s.w, "\r%s %s…\x1b[K", spinFrames[i%len(spinFrames)], label)
@@ -154,6 +179,9 @@ func (s *spinner) run(stop, done chan struct{}) {
 }
 
 func (s *spinner) Stop() {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stop == nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/prompt"
@@ -61,6 +62,12 @@ type humanSink struct {
 	// showQuestions prints questions and answers on stderr (not when the
 	// terminal front end draws them).
 	showQuestions bool
+	// spin, when set, shows a running tool call with its elapsed time
+	// (stopped while anything else is written or a question is asked).
+	spin *spinner
+	// running is the tool call in flight, and since when.
+	running      string
+	runningSince time.Time
 }
 
 const maxShown = 300
@@ -84,13 +91,17 @@ func (s *humanSink) Emit(e exec.Event) {
 		s.progress("%s\n", termtext.Text(strings.TrimRight(e.Text, "\n")))
 	case *exec.ToolCallEvent:
 		s.progress("→ %s %s\n", termtext.Line(e.Name), termtext.JSON(shorten(string(e.Arguments), maxShown)))
+		s.running, s.runningSince = termtext.Line(e.Name), time.Now()
+		s.spinTool()
 	case *exec.ToolResultEvent:
+		s.running = ""
 		label := ""
 		if e.IsError {
 			label = "error: "
 		}
 		s.progress("← %s: %s%s\n", termtext.Line(e.Name), label, termtext.Line(shorten(e.Result, maxShown)))
 	case *exec.PromptRequest:
+		s.spin.Stop() // the question is drawn now
 		if s.showQuestions {
 			s.question(&e.Question)
 		}
@@ -98,6 +109,7 @@ func (s *humanSink) Emit(e exec.Event) {
 		if s.showQuestions {
 			s.progress("  answer %s (%s): %s\n", e.PromptID, e.Source, describeAnswer(e))
 		}
+		s.spinTool() // the call goes on
 	case *exec.ErrorEvent:
 		// errors are printed once by Main
 	}
@@ -118,8 +130,16 @@ func progressFunc(sink exec.Sink) func(string) {
 }
 
 func (s *humanSink) progress(format string, args ...any) {
+	s.spin.Stop()
 	if !s.quiet {
 		fmt.Fprintf(s.err, format, args...)
+	}
+}
+
+// spinTool shows the tool call in flight, if any, with its elapsed time.
+func (s *humanSink) spinTool() {
+	if s.spin != nil && s.running != "" {
+		s.spin.StartTool(s.running, s.runningSince)
 	}
 }
 

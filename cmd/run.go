@@ -68,16 +68,21 @@ func runAgent(ctx context.Context, opts *ExecOptions, build func(run.Options) (*
 		Getenv:        opts.IO.Getenv,
 		ExitCode:      ExitCode,
 	}
+	var spin *spinner
 	if useSpinner(opts) {
-		spin := &spinner{w: opts.IO.ErrOut}
+		spin = &spinner{w: opts.IO.ErrOut}
 		ro.OnDelta = spin.Delta
 		ro.WrapModel = func(m exec.Model) exec.Model { return spinModel{Model: m, spin: spin} }
+		if hs, ok := sink.(*humanSink); ok {
+			hs.spin = spin
+		}
 	}
 	r, err := build(ro)
 	if err != nil {
 		return err
 	}
 	res, runErr := r.Do(ctx)
+	spin.Stop() // a call cut off by a signal leaves its spinner running
 	err = finish(runErr, res.Outcome)
 	if err != nil && run.Resumable(Status(runErr)) && !isReported(err) {
 		// The error first, then how to go on.

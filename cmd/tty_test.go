@@ -283,3 +283,26 @@ func TestTTYAutoUnderCIMeansNone(t *testing.T) {
 		t.Errorf("the screen does not say why nothing was asked:\n%s", r.Screen())
 	}
 }
+
+// A command running on a terminal shows a spinner with the time elapsed.
+func TestTTYRunningCommandShowsElapsedTime(t *testing.T) {
+	const agent = `models:
+  m:
+    provider: script
+    script:
+      - tool_calls: [{name: shell, arguments: {cmd: "sleep 2; echo slept"}}]
+      - text: done
+agents:
+  root:
+    model: m
+    toolsets: [{type: shell}]
+`
+	r := startTTYAgent(t, agent, ptytest.New(t), false, "exec", "--yolo", "agent.yaml")
+	r.mustExpect("running shell (1s)")
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit %d; screen:\n%s", code, r.Screen())
+	}
+	if strings.Contains(r.Screen(), "running shell") {
+		t.Errorf("the spinner was left on the screen:\n%s", r.Screen())
+	}
+}
