@@ -222,9 +222,9 @@ type Command struct {
 	// Words are its words with quotes removed; expansions ($X) are kept as
 	// written.
 	Words []string
-	// Braces are its words after brace expansion, one list per expansion
-	// ({a,b} gives two), when a word has braces.
-	Braces [][]string
+	// Braces are its words after brace expansion (a{b,c} gives the two
+	// words ab ac), when a word has braces.
+	Braces []string
 }
 
 // matchAllow matches an allow glob against every form of the command: as
@@ -233,12 +233,7 @@ func (c Command) matchAllow(g *regexp.Regexp) bool {
 	if !g.MatchString(c.Text) && !g.MatchString(strings.Join(c.Words, " ")) {
 		return false
 	}
-	for _, b := range c.Braces {
-		if !g.MatchString(strings.Join(b, " ")) {
-			return false
-		}
-	}
-	return true
+	return c.Braces == nil || g.MatchString(strings.Join(c.Braces, " "))
 }
 
 // matchDeny matches a deny or ask glob against any form of the command, also
@@ -247,7 +242,7 @@ func (c Command) matchDeny(g *regexp.Regexp) bool {
 	if g.MatchString(c.Text) {
 		return true
 	}
-	for _, w := range append([][]string{c.Words}, c.Braces...) {
+	for _, w := range [][]string{c.Words, c.Braces} {
 		if g.MatchString(strings.Join(w, " ")) {
 			return true
 		}
@@ -279,9 +274,10 @@ func (a *Analysis) matchAny(g *regexp.Regexp) bool {
 // maxDepth bounds the nesting of sh -c strings that Analyze looks into.
 const maxDepth = 4
 
-// maxBraces bounds the brace expansions of one command that are checked; a
-// command with more is never allowed without asking.
-const maxBraces = 64
+// maxBraces bounds the words of one command after brace expansion; a
+// command with more is never allowed without asking, and deny and ask rules
+// see its first maxBraces words.
+const maxBraces = 256
 
 // Analyze parses line as bash and collects its commands and what makes it
 // unsafe to run unasked.
@@ -431,7 +427,7 @@ func (w *walker) call(c *syntax.CallExpr) {
 	w.add(cmd)
 	switch {
 	case !ok:
-		w.unsafe("has more than %d brace expansions in one command (%s)", maxBraces, w.text(c))
+		w.unsafe("has more than %d words after brace expansion (%s)", maxBraces, w.text(c))
 	case len(braces) > 0 && w.a.dialect != DialectBash:
 		// /bin/sh reads braces literally; hitl's interpreter would
 		// expand them: refuse rather than run something else.
@@ -440,54 +436,40 @@ func (w *walker) call(c *syntax.CallExpr) {
 	if name, lit := literalWord(c.Args[0]); !lit || strings.ContainsAny(name, "*?[~") {
 		w.unsafe("runs a command whose name is not a plain word (%s)", w.text(c.Args[0]))
 	}
-	for _, v := range append([][]string{cmd.Words}, braces...) {
+	for _, v := range [][]string{cmd.Words, braces} {
 		if why := nested(v, 0); why != "" {
 			w.unsafe("%s", why)
 			break
 		}
 	}
 	w.hiddenCommands(cmd.Words, w.depth)
-	for _, v := range braces {
-		w.hiddenCommands(v, w.depth)
+	if braces != nil {
+		w.hiddenCommands(braces, w.depth)
 	}
 }
 
-// braces returns the brace expansions of words (nil when none has braces);
-// ok is false past maxBraces (the first maxBraces are returned).
-func (w *walker) braces(words []*syntax.Word) (out [][]string, ok bool) {
+// braces returns words after brace expansion (nil when none has braces);
+// ok is false past maxBraces words (the first maxBraces are returned).
+func (w *walker) braces(words []*syntax.Word) (out []string, ok bool) {
 	has := false
-	forms := make([][]string, len(words))
-	for i, word := range words {
+	for _, word := range words {
 		cp := *word
 		if !syntax.SplitBraces(&cp) {
-			forms[i] = []string{w.wordText(word)}
+			out = append(out, w.wordText(word))
 			continue
 		}
 		has = true
 		for ew, err := range expand.BracesSeq(nil, &cp) {
-			if err != nil || len(forms[i]) >= maxBraces {
-				return nil, false
+			if err != nil || len(out) >= maxBraces {
+				return out, false
 			}
-			forms[i] = append(forms[i], w.wordText(ew))
+			out = append(out, w.wordText(ew))
 		}
 	}
 	if !has {
 		return nil, true
 	}
-	out = [][]string{nil}
-	for _, f := range forms {
-		var next [][]string
-		for _, prefix := range out {
-			for _, s := range f {
-				if len(next) >= maxBraces {
-					return next, false
-				}
-				next = append(next, append(append([]string{}, prefix...), s))
-			}
-		}
-		out = next
-	}
-	return out, true
+	return out, len(out) <= maxBraces
 }
 
 // maxHidden and maxHiddenBytes bound the hidden commands collected from one
