@@ -8,6 +8,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"sort"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,15 +33,17 @@ func (t *Tool) runChecked(ctx context.Context, prog *syntax.File, dir string, ti
 			return "", fmt.Errorf("shell: %w", err)
 		}
 		defer null.Close()
-		var stop *stopped
+		// Programs of a pipeline are rechecked concurrently.
+		var stop atomic.Pointer[stopped]
 		runner, err := interp.New(
 			interp.Env(expand.ListEnviron(t.env(false)...)),
 			interp.Dir(dir),
 			interp.StdIO(null, w, w),
 			interp.CallHandler(func(ctx context.Context, argv []string) ([]string, error) {
 				if err := t.opts.Permissions.Recheck(Name, argv, callArgs); err != nil {
-					stop = &stopped{err}
-					return nil, stop
+					s := &stopped{err}
+					stop.CompareAndSwap(nil, s)
+					return nil, s
 				}
 				return argv, nil
 			}),
@@ -55,8 +58,8 @@ func (t *Tool) runChecked(ctx context.Context, prog *syntax.File, dir string, ti
 		switch {
 		case err == nil:
 			return "", nil
-		case stop != nil && errors.Is(err, stop):
-			return fmt.Sprintf("stopped before %v, so it was not run", stop.err), nil
+		case stop.Load() != nil:
+			return fmt.Sprintf("stopped before %v, so it was not run", stop.Load().err), nil
 		case errors.As(err, &status):
 			return fmt.Sprintf("exit status %d", uint8(status)), nil
 		case tctx.Err() != nil:

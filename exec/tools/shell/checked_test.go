@@ -39,6 +39,8 @@ func TestCheckedRun(t *testing.T) {
 		{name: "no secrets, no hidden keys", allow: []string{"shell:cmd=env"}, cmd: "env", want: "PATH=", notWant: "HITL_SECRET_"},
 		{name: "hidden key", allow: []string{"shell:cmd=env"}, cmd: "env", notWant: "sk-hidden"},
 		{name: "secret placeholder asks", allow: []string{"shell:cmd=echo*"}, cmd: "echo $HITL_SECRET_1", want: "no one was available", isError: true, wantAsked: true},
+		{name: "refused in a pipeline", allow: []string{"shell:cmd=echo*", "shell:cmd=ls*"}, deny: []string{"shell:cmd=ls*secret*"}, cmd: "ls *.txt | ls",
+			want: "[stopped before", isError: true},
 		{name: "stops at the first refused command", allow: []string{"shell:cmd=echo*", "shell:cmd=ls*"}, deny: []string{"shell:cmd=ls*secret*"}, cmd: "echo before; ls *.txt; echo after",
 			want: "before\n[stopped before", notWant: "after", isError: true},
 	}
