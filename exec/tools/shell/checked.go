@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	osexec "os/exec"
 	"sort"
@@ -49,6 +50,7 @@ func (t *Tool) runChecked(ctx context.Context, prog *syntax.File, dir string, ti
 			}),
 			interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return t.execProgram }),
 			interp.OpenHandler(openDevNull),
+			interp.ReadDirHandler2(boundedReadDir()),
 		)
 		if err != nil {
 			return "", fmt.Errorf("shell: cannot make the interpreter: %w", err)
@@ -81,6 +83,26 @@ func openDevNull(_ context.Context, path string, flag int, perm os.FileMode) (io
 		return nil, fmt.Errorf("%s: not opened: a line run without asking opens no file but %s", path, os.DevNull)
 	}
 	return os.OpenFile(path, flag, perm)
+}
+
+// maxGlobEntries bounds the directory entries the globs of one line read:
+// glob expansion runs inside hitl, where the timeout cannot kill it.
+const maxGlobEntries = 200_000
+
+// boundedReadDir reads directories for glob expansion, stopping at the
+// line's end (timeout, cancel) and past maxGlobEntries.
+func boundedReadDir() interp.ReadDirHandlerFunc2 {
+	var read atomic.Int64
+	return func(ctx context.Context, path string) ([]fs.DirEntry, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		entries, err := os.ReadDir(path)
+		if read.Add(int64(len(entries))) > maxGlobEntries {
+			return nil, fmt.Errorf("globs read more than %d directory entries", maxGlobEntries)
+		}
+		return entries, err
+	}
 }
 
 // execProgram runs one program of a checked line in its own process group:
