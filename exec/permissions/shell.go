@@ -432,6 +432,10 @@ func (w *walker) call(c *syntax.CallExpr) {
 		// /bin/sh reads braces literally; hitl's interpreter would
 		// expand them: refuse rather than run something else.
 		w.unsafe("has a brace expansion, which /bin/sh does not do (%s)", w.text(c))
+	case w.a.dialect == DialectBash && strayBraces(c.Args):
+		// bash finds brace expansions the parser does not
+		// (a{b}c,d} is "a{b}c" and "ad" to bash).
+		w.unsafe("has braces that bash may expand otherwise (%s)", w.text(c))
 	}
 	if name, lit := literalWord(c.Args[0]); !lit || strings.ContainsAny(name, "*?[~") {
 		w.unsafe("runs a command whose name is not a plain word (%s)", w.text(c.Args[0]))
@@ -470,6 +474,37 @@ func (w *walker) braces(words []*syntax.Word) (out []string, ok bool) {
 		return nil, true
 	}
 	return out, len(out) <= maxBraces
+}
+
+// strayBraces reports whether an unquoted { or } of words is left over
+// once brace expansions are split out, in the words or inside an expansion.
+func strayBraces(words []*syntax.Word) bool {
+	for _, word := range words {
+		cp := *word
+		syntax.SplitBraces(&cp)
+		if partsHaveBraces(cp.Parts) {
+			return true
+		}
+	}
+	return false
+}
+
+func partsHaveBraces(parts []syntax.WordPart) bool {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "{}") {
+				return true
+			}
+		case *syntax.BraceExp:
+			for _, e := range p.Elems {
+				if partsHaveBraces(e.Parts) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // maxHidden and maxHiddenBytes bound the hidden commands collected from one

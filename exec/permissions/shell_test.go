@@ -46,6 +46,11 @@ func TestShellDialects(t *testing.T) {
 		{"git log --{output=x,stat}", both, Deny, "git *--output*"},
 		{"git log --outp{ut=x,}", both, Deny, "git *--output*"},
 		{"git log --{oneline,stat}", []Dialect{DialectPOSIX}, None, "brace expansion"},
+		{"git status-{a}b=x,short}", []Dialect{DialectBash}, None, "braces that bash may expand otherwise"},
+		{"ls {}", []Dialect{DialectBash}, None, "braces"},
+		{"ls {a,{b}}", []Dialect{DialectBash}, None, "braces"},
+		{"ls {a,b}{c,d} '{'", []Dialect{DialectBash}, Allow, ""},
+		{"git status-{a}b=x,short}", []Dialect{DialectPOSIX}, None, "brace"},
 		// conditions of DESIGN §7
 		{"echo $x", both, None, "parameter expansion"},
 		{"echo ${x}", both, None, "parameter expansion"},
