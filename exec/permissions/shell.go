@@ -354,6 +354,13 @@ func (w *walker) visit(n syntax.Node) bool {
 		if n.Background || n.Coprocess || n.Disown {
 			w.unsafe("runs a command in the background")
 		}
+		if n.Cmd == nil {
+			w.unsafe("has a statement with no command (%s)", w.text(n))
+		}
+	case *syntax.TimeClause:
+		// bash reads "time" after |& as a program, the parser as
+		// the keyword: refuse the keyword.
+		w.unsafe("has the time keyword (%s)", w.text(n))
 	case *syntax.CallExpr:
 		w.call(n)
 	case *syntax.Redirect:

@@ -48,6 +48,10 @@ func TestShellDialects(t *testing.T) {
 		{"git log --{oneline,stat}", []Dialect{DialectPOSIX}, None, "brace expansion"},
 		{"git status-{a}b=x,short}", []Dialect{DialectBash}, None, "braces that bash may expand otherwise"},
 		{"ls {}", []Dialect{DialectBash}, None, "braces"},
+		{"echo |& time", []Dialect{DialectBash}, None, "time keyword"},
+		{"time ls", []Dialect{DialectBash}, None, "time keyword"},
+		{"time ls", []Dialect{DialectPOSIX}, None, `"time ls" matches no allow rule`}, // dash runs the program time
+		{">/dev/null", both, None, "no command"},
 		{"ls {a,{b}}", []Dialect{DialectBash}, None, "braces"},
 		{"ls {a,b}{c,d} '{'", []Dialect{DialectBash}, Allow, ""},
 		{"git status-{a}b=x,short}", []Dialect{DialectPOSIX}, None, "brace"},
