@@ -21,7 +21,9 @@ func TestPreflightPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for line, want := range map[string]permissions.Decision{
-		"git log --stat --format='%h %an: %s' $PUSH_RANGE": permissions.Allow,
+		"git log --stat --format='%h %an: %s' $PUSH_RANGE":                permissions.None,
+		"git log --stat --format='%h %an: %s' --branches --not --remotes": permissions.Allow,
+		"git log --{output=/home/me/.bashrc,stat}":                        permissions.Deny,
 		"git show abc123": permissions.Allow,
 		"git log --format=%B -1 --output=/home/me/.bashrc": permissions.Deny,
 		"git log --output /home/me/.bashrc":                permissions.Deny,
@@ -31,7 +33,7 @@ func TestPreflightPermissions(t *testing.T) {
 		"git log":                                          permissions.Allow,
 		"git push origin main":                             permissions.Deny,
 	} {
-		if v := c.Shell("shell", line, map[string]any{"cmd": line}); v.Decision != want {
+		if v := c.Shell("shell", line, map[string]any{"cmd": line}, permissions.DialectPOSIX); v.Decision != want {
 			t.Errorf("%q: %s (%+v), want %s", line, v.Decision, v, want)
 		}
 	}

@@ -27,9 +27,9 @@ func TestShellDecisions(t *testing.T) {
 		{"git log --oneline origin/main..HEAD | cat -", Allow, ""},
 		{"echo hi 2>&1", Allow, ""},
 		{"echo hi >/dev/null 2>&1", Allow, ""},
-		{"cat < input.txt", None, `"cat" matches no allow rule`},
-		{"cat x < input.txt", Allow, ""},
-		{"echo \"$HOME\"", Allow, ""},
+		{"cat < input.txt", None, "redirects to or from a file"},
+		{"cat x < /dev/null", Allow, ""},
+		{"echo \"$HOME\"", None, "parameter expansion"},
 		{"ls", Allow, ""},
 		{"ls -l", None, "matches no allow rule"},
 		{"(echo a; echo b)", Allow, ""},
@@ -37,16 +37,16 @@ func TestShellDecisions(t *testing.T) {
 		{"echo hi; touch x", None, `"touch x" matches no allow rule`},
 		{"echo $(touch x)", None, "command substitution"},
 		{"echo `touch x`", None, "command substitution"},
-		{"echo hi > x", None, "redirects to a file"},
+		{"echo hi > x", None, "redirects to or from a file"},
 		{"X=1 echo hi", None, "assigns a variable"},
 		// more ways around a prefix rule
-		{"echo hi >> x", None, "redirects to a file"},
-		{"echo hi &> x", None, "redirects to a file"},
-		{"echo hi >&x", None, "redirects to a file"},
-		{"echo hi {fd}>&1", None, "redirects to a file"},
-		{"echo hi <> x", None, "redirects to a file"},
+		{"echo hi >> x", None, "redirects to or from a file"},
+		{"echo hi &> x", None, "redirects to or from a file"},
+		{"echo hi >&x", None, "redirects to or from a file"},
+		{"echo hi {fd}>&1", None, "redirects to or from a file"},
+		{"echo hi <> x", None, "redirects to or from a file"},
 		{"echo <(touch x)", None, "process substitution"},
-		{"echo ${X:=1}", None, "parameter expansion with an operator"},
+		{"echo ${X:=1}", None, "parameter expansion"},
 		{"echo ${X@P}", None, "parameter expansion"},
 		{"echo $((1+2))", None, "arithmetic"},
 		{"echo hi & touch x", None, "background"},
@@ -61,12 +61,12 @@ func TestShellDecisions(t *testing.T) {
 		{`echo $'\'; touch x; #'`, None, "$'...' quoting"},
 		// a backslash-newline joins "\" and "EOF" into the delimiter line
 		// in bash and dash, not in the parser
-		{"echo <<EOF hi\n\\\nEOF\ntouch x\nEOF\n", None, "backslash-newline"},
-		{"echo <<EOF hi\nno continuation\nEOF\n", Allow, ""},
+		{"echo <<EOF hi\n\\\nEOF\ntouch x\nEOF\n", None, "never allowed"},
+		{"echo <<EOF hi\nno continuation\nEOF\n", None, "never allowed"},
 		{"$\"echo\" hi", None, "never allowed"},
 		{"echo hi &", None, "background"},
 		{"$CMD hi", None, "not a plain word"},
-		{"echo hi\ntouch x", None, `"touch x" matches no allow rule`},
+		{"echo hi\ntouch x", None, "control, format or line-separator character (\\n)"},
 		{"if true; then echo hi; fi", None, "compound command"},
 		{"f() { touch x; }; echo hi", None, "compound command"},
 		{"export X=1; echo hi", None, "declares or exports"},
@@ -96,7 +96,7 @@ func TestShellDecisions(t *testing.T) {
 		{"echo hi && git push", Ask, "git push*"},
 	}
 	for _, tt := range tests {
-		v := c.Shell("shell", tt.line, map[string]any{"cmd": tt.line})
+		v := c.Shell("shell", tt.line, map[string]any{"cmd": tt.line}, DialectBash)
 		if v.Decision != tt.want {
 			t.Errorf("%q: decision %s (rule %q, reason %q), want %s", tt.line, v.Decision, v.Rule, v.Reason, tt.want)
 			continue
@@ -116,10 +116,10 @@ func TestBareAndArgumentRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := c.Shell("shell", "echo hi > x; X=1 y", map[string]any{"cwd": "/tmp"}); v.Decision != Allow || v.Rule != "shell" {
+	if v := c.Shell("shell", "echo hi > x; X=1 y", map[string]any{"cwd": "/tmp"}, DialectPOSIX); v.Decision != Allow || v.Rule != "shell" {
 		t.Errorf("bare shell allow: %+v", v)
 	}
-	if v := c.Shell("shell", "ls", map[string]any{"cwd": "/ETC/ssh"}); v.Decision != Deny {
+	if v := c.Shell("shell", "ls", map[string]any{"cwd": "/ETC/ssh"}, DialectPOSIX); v.Decision != Deny {
 		t.Errorf("cwd deny: %+v", v)
 	}
 	if v := c.Tool("user_prompt", nil); v.Decision != Ask {
@@ -137,7 +137,7 @@ func TestBareAndArgumentRules(t *testing.T) {
 		}
 	}
 	var none *Checker
-	if v := none.Shell("shell", "echo", nil); v.Decision != None {
+	if v := none.Shell("shell", "echo", nil, DialectPOSIX); v.Decision != None {
 		t.Errorf("nil checker: %+v", v)
 	}
 }
@@ -165,7 +165,7 @@ func TestAnalyzeBounded(t *testing.T) {
 		t.Errorf("%d hidden commands", len(a.Hidden))
 	}
 	c, _ := New(nil, nil, []string{"shell:cmd=rm -rf*"})
-	if v := c.Shell("shell", line, nil); v.Decision != Deny {
+	if v := c.Shell("shell", line, nil, DialectPOSIX); v.Decision != Deny {
 		t.Errorf("nested wrappers: %+v", v)
 	}
 }

@@ -1,63 +1,140 @@
 package permissions
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
+// Dialect is the language of the shell that runs a line: a line is parsed
+// as that shell would read it.
+type Dialect int
+
+const (
+	// DialectUnknown: a shell hitl cannot parse exactly (zsh, ksh, a
+	// shell it cannot find). Lines are parsed as bash for deny and ask
+	// rules, and never allowed without asking.
+	DialectUnknown Dialect = iota
+	// DialectPOSIX: dash and other POSIX shells.
+	DialectPOSIX
+	// DialectBash: bash.
+	DialectBash
+)
+
+func (d Dialect) String() string {
+	switch d {
+	case DialectPOSIX:
+		return "posix"
+	case DialectBash:
+		return "bash"
+	}
+	return "unknown"
+}
+
+func (d Dialect) lang() syntax.LangVariant {
+	if d == DialectPOSIX {
+		return syntax.LangPOSIX
+	}
+	return syntax.LangBash
+}
+
+// ShellVerdict is a Verdict on a shell line.
+type ShellVerdict struct {
+	Verdict
+	// Program is set when the line is allowed because each of its simple
+	// commands matches an allow rule (not by a bare rule): it is the tree
+	// that was checked, and the only form in which the line may run
+	// unasked (interp, with Checker.Recheck before each command).
+	Program *syntax.File
+}
+
 // Shell decides a call of the shell tool named tool: line is its cmd, args
-// all of the call's arguments (for rules on cwd or timeout).
+// all of the call's arguments (for rules on cwd or timeout), d the dialect
+// of the shell that would run it.
 //
 //   - Deny when any simple command of the line (nested ones included: inside
-//     substitutions, sh -c strings, eval, sudo/env/xargs/... wrappers), or
-//     the whole line, matches a deny rule.
+//     substitutions, sh -c strings, eval, sudo/env/xargs/... wrappers, and
+//     each brace expansion), or the whole line, matches a deny rule.
 //   - Ask when the same holds for an ask rule.
-//   - Allow when a bare rule allows the tool ("shell"), or when the line
-//     parses, is plain (see Analysis.Unsafe) and every simple command matches
-//     an allow rule.
+//   - Allow when a bare rule allows the tool ("shell"); the line then runs
+//     in the toolset's shell as written.
+//   - Allow with Program when the line parses in d, meets every condition
+//     of DESIGN §7 (see Analysis.Unsafe) and every simple command matches an
+//     allow rule.
 //   - None otherwise, with the reason.
-func (c *Checker) Shell(tool, line string, args map[string]any) Verdict {
+func (c *Checker) Shell(tool, line string, args map[string]any, d Dialect) ShellVerdict {
 	if c == nil {
-		return Verdict{Reason: "no permissions rule allows it"}
+		return ShellVerdict{Verdict: Verdict{Reason: "no permissions rule allows it"}}
 	}
-	a := Analyze(line)
+	a := AnalyzeIn(line, d)
+	views := []*Analysis{a}
+	if d != DialectBash {
+		// Deny and ask rules also see the line as bash reads it: a
+		// wider grammar, so a command the dialect hides is still seen.
+		views = append(views, AnalyzeIn(line, DialectBash))
+	}
+	matchAny := func(g *regexp.Regexp) bool {
+		for _, v := range views {
+			if v.matchAny(g) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, l := range []struct {
 		rules []Rule
 		d     Decision
 	}{{c.deny, Deny}, {c.ask, Ask}} {
 		for _, r := range l.rules {
-			if r.tool.MatchString(tool) && r.matchArgs(args, a.matchAny) {
-				return Verdict{Decision: l.d, Rule: r.Text}
+			if r.tool.MatchString(tool) && r.matchArgs(args, matchAny) {
+				return ShellVerdict{Verdict: Verdict{Decision: l.d, Rule: r.Text}}
 			}
 		}
 	}
 	for _, r := range c.allow {
 		if !r.hasArgs() && r.tool.MatchString(tool) {
-			return Verdict{Decision: Allow, Rule: r.Text}
+			return ShellVerdict{Verdict: Verdict{Decision: Allow, Rule: r.Text}}
 		}
 	}
+	none := func(format string, args ...any) ShellVerdict {
+		return ShellVerdict{Verdict: Verdict{Reason: fmt.Sprintf(format, args...)}}
+	}
 	switch {
+	case d == DialectUnknown:
+		return none("hitl cannot parse lines exactly as the toolset's shell reads them (only dash and bash), so no line is allowed without asking")
 	case a.ParseErr != nil:
-		return Verdict{Reason: fmt.Sprintf("the line does not parse (%v), so it is never allowed without asking", a.ParseErr)}
+		return none("the line does not parse as %s reads it (%v), so it is never allowed without asking", d.shellName(), a.ParseErr)
 	case len(a.Unsafe) > 0:
-		return Verdict{Reason: "the line " + a.Unsafe[0] + ", so it is never allowed without asking"}
+		return none("the line %s, so it is never allowed without asking", a.Unsafe[0])
 	case len(a.Commands) == 0:
-		return Verdict{Reason: "the line runs no command"}
+		return none("the line runs no command")
 	case len(c.allow) == 0:
-		return Verdict{Reason: "no permissions rule allows it"}
+		return none("no permissions rule allows it")
 	}
 	for _, cmd := range a.Commands {
 		if !c.allowed(tool, cmd, args) {
-			return Verdict{Reason: fmt.Sprintf("%q matches no allow rule", cmd.Text)}
+			return none("%q matches no allow rule", cmd.Text)
 		}
 	}
-	return Verdict{Decision: Allow}
+	return ShellVerdict{Verdict: Verdict{Decision: Allow}, Program: a.File}
 }
 
+func (d Dialect) shellName() string {
+	if d == DialectPOSIX {
+		return "/bin/sh (POSIX)"
+	}
+	return "bash"
+}
+
+// allowed: every form of cmd (as written, quotes removed, each brace
+// expansion) matches one allow rule.
 func (c *Checker) allowed(tool string, cmd Command, args map[string]any) bool {
 	for _, r := range c.allow {
 		if r.tool.MatchString(tool) && r.matchArgs(args, cmd.matchAllow) {
@@ -67,10 +144,58 @@ func (c *Checker) allowed(tool string, cmd Command, args map[string]any) bool {
 	return false
 }
 
+// Recheck judges one command just before it runs, as the interpreter
+// expanded it (globs, ~, braces): argv must not match a deny or ask rule
+// (nor its hidden commands), must run no nested shell, must not name a
+// secret placeholder, and must match an allow rule. args are the call's
+// arguments. The error says why the command may not run.
+func (c *Checker) Recheck(tool string, argv []string, args map[string]any) error {
+	if len(argv) == 0 {
+		return nil
+	}
+	if c == nil {
+		return errors.New("no permissions rule allows it")
+	}
+	cmd := Command{Text: strings.Join(argv, " "), Words: argv}
+	a := &Analysis{Line: cmd.Text}
+	w := &walker{a: a}
+	w.add(cmd)
+	w.hiddenCommands(argv, 0)
+	for _, l := range []struct {
+		rules []Rule
+		what  string
+	}{{c.deny, "denied"}, {c.ask, "asked every time"}} {
+		for _, r := range l.rules {
+			if r.tool.MatchString(tool) && r.matchArgs(args, a.matchAny) {
+				return fmt.Errorf("%q is %s by the permissions rule %q", cmd.Text, l.what, r.Text)
+			}
+		}
+	}
+	if why := nested(argv, 0); why != "" {
+		return fmt.Errorf("%q %s", cmd.Text, why)
+	}
+	if secretRef(cmd.Text) {
+		return fmt.Errorf("%q names a secret placeholder", cmd.Text)
+	}
+	for _, r := range c.allow {
+		if r.hasArgs() && r.tool.MatchString(tool) && r.matchArgs(args, cmd.matchAllow) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q matches no allow rule", cmd.Text)
+}
+
+// secretRef reports whether s names a secret variable.
+func secretRef(s string) bool {
+	return strings.Contains(strings.ToUpper(s), "HITL_SECRET_")
+}
+
 // Analysis is what a shell line does, as far as parsing can tell.
 type Analysis struct {
 	Line string
-	// ParseErr is set when the line does not parse (as bash).
+	// File is the parsed line (nil when it does not parse).
+	File *syntax.File
+	// ParseErr is set when the line does not parse in the dialect.
 	ParseErr error
 	// Commands are the simple commands of the line, in order, nested ones
 	// included (inside substitutions, subshells, blocks).
@@ -79,11 +204,14 @@ type Analysis struct {
 	// wrapper (sudo rm, xargs rm, env X=1 rm, find -exec rm), the commands
 	// of an sh -c string or of eval. Only deny and ask rules look at them.
 	Hidden []Command
-	// Unsafe lists what keeps the line from being allowed without asking:
-	// a redirection to a file, a variable assignment, a command or process
-	// substitution, a nested shell, a background job, a compound command.
+	// Unsafe lists what keeps the line from being allowed without asking
+	// (DESIGN §7): anything but literal words, an assignment, a nested
+	// shell, a background job, a here-document, a redirection other than
+	// /dev/null or between descriptors 0-2, a comment, a line
+	// continuation, a control or format character, a compound command.
 	Unsafe []string
 
+	dialect     Dialect
 	hiddenBytes int
 }
 
@@ -94,22 +222,36 @@ type Command struct {
 	// Words are its words with quotes removed; expansions ($X) are kept as
 	// written.
 	Words []string
+	// Braces are its words after brace expansion (a{b,c} gives the two
+	// words ab ac), when a word has braces.
+	Braces []string
 }
 
-// matchAllow matches an allow glob against the command as written or with
-// its quotes removed.
+// matchAllow matches an allow glob against every form of the command: as
+// written, with its quotes removed, and each brace expansion.
 func (c Command) matchAllow(g *regexp.Regexp) bool {
-	return g.MatchString(c.Text) || g.MatchString(strings.Join(c.Words, " "))
+	if !g.MatchString(c.Text) && !g.MatchString(strings.Join(c.Words, " ")) {
+		return false
+	}
+	return c.Braces == nil || g.MatchString(strings.Join(c.Braces, " "))
 }
 
-// matchDeny also tries the command name without its directory (/bin/rm).
+// matchDeny matches a deny or ask glob against any form of the command, also
+// with the command name without its directory (/bin/rm).
 func (c Command) matchDeny(g *regexp.Regexp) bool {
-	if c.matchAllow(g) {
+	if g.MatchString(c.Text) {
 		return true
 	}
-	if len(c.Words) > 0 && strings.Contains(c.Words[0], "/") {
-		w := append([]string{path.Base(c.Words[0])}, c.Words[1:]...)
-		return g.MatchString(strings.Join(w, " "))
+	for _, w := range [][]string{c.Words, c.Braces} {
+		if g.MatchString(strings.Join(w, " ")) {
+			return true
+		}
+		if len(w) > 0 && strings.Contains(w[0], "/") {
+			b := append([]string{path.Base(w[0])}, w[1:]...)
+			if g.MatchString(strings.Join(b, " ")) {
+				return true
+			}
+		}
 	}
 	return false
 }
@@ -132,22 +274,55 @@ func (a *Analysis) matchAny(g *regexp.Regexp) bool {
 // maxDepth bounds the nesting of sh -c strings that Analyze looks into.
 const maxDepth = 4
 
-// Analyze parses line and collects its commands and what makes it unsafe to
-// run unasked.
-func Analyze(line string) *Analysis {
-	a := &Analysis{Line: line}
-	a.ParseErr = analyzeInto(a, line, 0, false)
+// maxBraces bounds the words of one command after brace expansion; a
+// command with more is never allowed without asking, and deny and ask rules
+// see its first maxBraces words.
+const maxBraces = 256
+
+// Analyze parses line as bash and collects its commands and what makes it
+// unsafe to run unasked.
+func Analyze(line string) *Analysis { return AnalyzeIn(line, DialectBash) }
+
+// AnalyzeIn parses line in dialect d (bash for DialectUnknown).
+func AnalyzeIn(line string, d Dialect) *Analysis {
+	a := &Analysis{Line: line, dialect: d}
+	a.lineChecks()
+	a.File, a.ParseErr = analyzeInto(a, line, 0, false)
 	return a
 }
 
-func analyzeInto(a *Analysis, src string, depth int, hidden bool) error {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+// lineChecks: what makes the line unsafe whatever its parse.
+func (a *Analysis) lineChecks() {
+	for _, r := range a.Line {
+		if r == utf8.RuneError || r != ' ' && !strconv.IsGraphic(r) {
+			q := strconv.QuoteToGraphic(string(r))
+			if r == utf8.RuneError {
+				q = "invalid UTF-8"
+			}
+			a.Unsafe = append(a.Unsafe, fmt.Sprintf("has a control, format or line-separator character (%s)", q[1:len(q)-1]))
+			break
+		}
+	}
+	if strings.Contains(a.Line, "\\\n") || strings.Contains(a.Line, "\\\r\n") {
+		a.Unsafe = append(a.Unsafe, "has a line continuation (backslash-newline)")
+	}
+	if secretRef(a.Line) {
+		a.Unsafe = append(a.Unsafe, "mentions a secret placeholder (HITL_SECRET_)")
+	}
+}
+
+func analyzeInto(a *Analysis, src string, depth int, hidden bool) (*syntax.File, error) {
+	lang := syntax.LangBash
+	if !hidden {
+		lang = a.dialect.lang()
+	}
+	f, err := syntax.NewParser(syntax.Variant(lang), syntax.KeepComments(true)).Parse(strings.NewReader(src), "")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w := &walker{a: a, src: src, depth: depth, hidden: hidden}
 	syntax.Walk(f, w.visit)
-	return nil
+	return f, nil
 }
 
 type walker struct {
@@ -173,38 +348,48 @@ func (w *walker) text(n syntax.Node) string {
 
 func (w *walker) visit(n syntax.Node) bool {
 	switch n := n.(type) {
+	case *syntax.Comment:
+		w.unsafe("has a comment (#%s)", termShort(n.Text))
 	case *syntax.Stmt:
 		if n.Background || n.Coprocess || n.Disown {
 			w.unsafe("runs a command in the background")
 		}
+		if n.Cmd == nil {
+			w.unsafe("has a statement with no command (%s)", w.text(n))
+		}
+	case *syntax.TimeClause:
+		// bash reads "time" after |& as a program, the parser as
+		// the keyword: refuse the keyword.
+		w.unsafe("has the time keyword (%s)", w.text(n))
 	case *syntax.CallExpr:
 		w.call(n)
 	case *syntax.Redirect:
-		if why := w.hdocRisk(n); why != "" {
-			w.unsafe("%s", why)
-		} else if !safeRedirect(n) {
-			w.unsafe("redirects to a file (%s)", w.text(n))
+		switch {
+		case n.Op == syntax.Hdoc || n.Op == syntax.DashHdoc:
+			w.unsafe("has a here-document (%s)", w.text(n))
+		case n.Op == syntax.WordHdoc:
+			w.unsafe("has a here-string (%s)", w.text(n))
+		case !safeRedirect(n):
+			w.unsafe("redirects to or from a file (%s)", w.text(n))
 		}
 	case *syntax.SglQuoted:
 		if n.Dollar {
-			w.unsafe("has $'...' quoting (%s), which /bin/sh may read otherwise", w.text(n))
+			w.unsafe("has $'...' quoting (%s)", w.text(n))
 		}
 	case *syntax.DblQuoted:
 		if n.Dollar {
-			w.unsafe("has $\"...\" quoting (%s), which /bin/sh may read otherwise", w.text(n))
+			w.unsafe("has $\"...\" quoting (%s)", w.text(n))
 		}
 	case *syntax.ExtGlob:
-		// *(...) is a pattern to bash, but to zsh (a toolset's shell:)
-		// a glob qualifier: *(e:'touch x':) runs code.
-		w.unsafe("has an extended glob (%s), which another shell may read as a command", w.text(n))
+		// *(...) is a pattern to bash, but to zsh a glob qualifier:
+		// *(e:'touch x':) runs code.
+		w.unsafe("has an extended glob (%s)", w.text(n))
 	case *syntax.CmdSubst:
 		w.unsafe("has a command substitution (%s)", w.text(n))
 	case *syntax.ProcSubst:
 		w.unsafe("has a process substitution (%s)", w.text(n))
 	case *syntax.ParamExp:
-		if !simpleParam(n) {
-			w.unsafe("has a parameter expansion with an operator (%s)", w.text(n))
-		}
+		w.unsafe("has a parameter expansion (%s)", w.text(n))
 	case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
 		w.unsafe("has arithmetic (%s)", w.text(n))
 	case *syntax.DeclClause:
@@ -215,6 +400,14 @@ func (w *walker) visit(n syntax.Node) bool {
 		w.unsafe("has a compound command (if, for, while, case, a function or [[ ]])")
 	}
 	return true
+}
+
+// termShort is s cut to a few characters, for a reason.
+func termShort(s string) string {
+	if r := []rune(s); len(r) > 20 {
+		return string(r[:20]) + "..."
+	}
+	return s
 }
 
 func (w *walker) add(c Command) {
@@ -236,14 +429,89 @@ func (w *walker) call(c *syntax.CallExpr) {
 	for _, word := range c.Args {
 		cmd.Words = append(cmd.Words, w.wordText(word))
 	}
+	braces, ok := w.braces(c.Args)
+	cmd.Braces = braces
 	w.add(cmd)
-	if _, lit := literalWord(c.Args[0]); !lit {
+	switch {
+	case !ok:
+		w.unsafe("has more than %d words after brace expansion (%s)", maxBraces, w.text(c))
+	case len(braces) > 0 && w.a.dialect != DialectBash:
+		// /bin/sh reads braces literally; hitl's interpreter would
+		// expand them: refuse rather than run something else.
+		w.unsafe("has a brace expansion, which /bin/sh does not do (%s)", w.text(c))
+	case w.a.dialect == DialectBash && strayBraces(c.Args):
+		// bash finds brace expansions the parser does not
+		// (a{b}c,d} is "a{b}c" and "ad" to bash).
+		w.unsafe("has braces that bash may expand otherwise (%s)", w.text(c))
+	}
+	if name, lit := literalWord(c.Args[0]); !lit || strings.ContainsAny(name, "*?[~") {
 		w.unsafe("runs a command whose name is not a plain word (%s)", w.text(c.Args[0]))
 	}
-	if why := nested(cmd.Words, 0); why != "" {
-		w.unsafe("%s", why)
+	for _, v := range [][]string{cmd.Words, braces} {
+		if why := nested(v, 0); why != "" {
+			w.unsafe("%s", why)
+			break
+		}
 	}
 	w.hiddenCommands(cmd.Words, w.depth)
+	if braces != nil {
+		w.hiddenCommands(braces, w.depth)
+	}
+}
+
+// braces returns words after brace expansion (nil when none has braces);
+// ok is false past maxBraces words (the first maxBraces are returned).
+func (w *walker) braces(words []*syntax.Word) (out []string, ok bool) {
+	has := false
+	for _, word := range words {
+		cp := *word
+		if !syntax.SplitBraces(&cp) {
+			out = append(out, w.wordText(word))
+			continue
+		}
+		has = true
+		for ew, err := range expand.BracesSeq(nil, &cp) {
+			if err != nil || len(out) >= maxBraces {
+				return out, false
+			}
+			out = append(out, w.wordText(ew))
+		}
+	}
+	if !has {
+		return nil, true
+	}
+	return out, len(out) <= maxBraces
+}
+
+// strayBraces reports whether an unquoted { or } of words is left over
+// once brace expansions are split out, in the words or inside an expansion.
+func strayBraces(words []*syntax.Word) bool {
+	for _, word := range words {
+		cp := *word
+		syntax.SplitBraces(&cp)
+		if partsHaveBraces(cp.Parts) {
+			return true
+		}
+	}
+	return false
+}
+
+func partsHaveBraces(parts []syntax.WordPart) bool {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "{}") {
+				return true
+			}
+		case *syntax.BraceExp:
+			for _, e := range p.Elems {
+				if partsHaveBraces(e.Parts) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // maxHidden and maxHiddenBytes bound the hidden commands collected from one
@@ -281,7 +549,7 @@ func (w *walker) script(words []string, depth int) {
 	if script, ok := shellScript(words); ok {
 		// A string that does not parse still reaches deny rules whole.
 		if w.addHidden(Command{Text: script, Words: strings.Fields(script)}) {
-			_ = analyzeInto(w.a, script, depth+1, true)
+			_, _ = analyzeInto(w.a, script, depth+1, true)
 		}
 	}
 }
@@ -357,8 +625,6 @@ func literalWord(word *syntax.Word) (string, bool) {
 			b.WriteString(p.Value)
 		case *syntax.DblQuoted:
 			if p.Dollar {
-				// $"..." is a quoted word in bash, but "$" then a
-				// quoted word in dash (<<$"EOF" ends at a line $EOF).
 				return "", false
 			}
 			for _, q := range p.Parts {
@@ -375,63 +641,30 @@ func literalWord(word *syntax.Word) (string, bool) {
 	return b.String(), true
 }
 
-// simpleParam reports whether p is $NAME or ${NAME}, without operators (some
-// of which assign, or run commands through prompt expansion).
-func simpleParam(p *syntax.ParamExp) bool {
-	return p.Param != nil && p.Flags == nil && !p.Excl && !p.Length && !p.Width && !p.IsSet &&
-		p.NestedParam == nil && p.Index == nil && len(p.Modifiers) == 0 && p.Slice == nil &&
-		p.Repl == nil && p.Names == 0 && p.Exp == nil
-}
-
-// hdocRisk says why a here-document could end elsewhere in the shell that
-// runs the line than where the parser ends it, so that lines the parser
-// takes for its body run as commands: a backslash-newline in the line (bash
-// and dash join it before looking for the delimiter; the parser does not).
-// A delimiter that is not a plain word ($"EOF" is "$EOF" to dash) is
-// refused by safeRedirect.
-func (w *walker) hdocRisk(r *syntax.Redirect) string {
-	if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc {
-		return ""
-	}
-	if strings.Contains(w.src, "\\\n") {
-		return "has a here-document and a backslash-newline, which shells read differently"
-	}
-	return ""
-}
-
-// safeRedirect: duplicating descriptors (2>&1, >&2, <&-), input from a
-// file, here-documents and here-strings, and output to /dev/null.
+// safeRedirect: to or from /dev/null (<, >, >>, >|, <>, &>, &>>), or
+// between descriptors 0-2 (2>&1, >&2, <&0), on descriptors 0-2. Never a
+// file, /dev/tcp or /dev/udp, or a {var}> that assigns a variable.
 func safeRedirect(r *syntax.Redirect) bool {
-	if r.N != nil && !allDigits(r.N.Value) {
-		return false // {var}> assigns a variable
+	if r.N != nil && !stdFD(r.N.Value) {
+		return false
 	}
-	word := ""
-	if r.Word != nil {
-		var ok bool
-		if word, ok = literalWord(r.Word); !ok && r.Op != syntax.RdrIn {
-			return false
-		}
+	if r.Word == nil {
+		return false
+	}
+	word, ok := literalWord(r.Word)
+	if !ok {
+		return false
 	}
 	switch r.Op {
-	case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-		return true
 	case syntax.DplIn, syntax.DplOut:
-		// >&file is a redirection to a file in bash.
-		return word == "-" || allDigits(word)
-	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob:
+		return stdFD(word)
+	case syntax.RdrIn, syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob, syntax.RdrInOut:
 		return word == "/dev/null"
 	}
 	return false
 }
 
-func allDigits(s string) bool {
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
+func stdFD(s string) bool { return s == "0" || s == "1" || s == "2" }
 
 var shells = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true,

@@ -319,9 +319,12 @@ func compact(v json.RawMessage) (string, error) {
 // run's gate applies ask and deny rules to the script tool itself.
 type authorWrote struct{}
 
-func (authorWrote) Shell(string, string, map[string]any) permissions.Verdict {
-	return permissions.Verdict{Decision: permissions.Allow}
+func (authorWrote) Shell(string, string, map[string]any, permissions.Dialect) permissions.ShellVerdict {
+	// Allowed as by a bare rule: it runs in the shell as written.
+	return permissions.ShellVerdict{Verdict: permissions.Verdict{Decision: permissions.Allow}}
 }
+
+func (authorWrote) Recheck(string, []string, map[string]any) error { return nil }
 
 // maskOnly masks output but gives commands no secret variables.
 type maskOnly struct{ s Secrets }

@@ -14,13 +14,41 @@ import (
 	"github.com/hitl-dev/hitl/exec"
 )
 
-// run runs line in dir, bounded by timeout and ctx. The command's stdin is
-// /dev/null (it can never read hitl's answers); stdout and stderr share one
-// pipe so their order is kept; the output is captured in bounded memory. The
-// command runs in its own process group: on timeout or cancel the group gets
-// SIGTERM, then SIGKILL after the grace, and whatever the command left
-// running when it ends is stopped the same way.
+// run runs line in the toolset's shell (SHELL -c LINE), as written: a line
+// a person approved (or a bare allow rule, or --yolo). An error is a shell
+// that cannot start: an infrastructure failure that ends the run.
 func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration) (exec.Result, error) {
+	return t.capture(ctx, timeout, func(tctx context.Context, w *os.File) (string, error) {
+		cmd := osexec.CommandContext(tctx, t.opts.Shell, "-c", line)
+		cmd.Dir = dir
+		cmd.Env = t.env(true)
+		cmd.Stdin = nil // /dev/null
+		cmd.Stdout, cmd.Stderr = w, w
+		group := newGroup(cmd, t.opts.Grace)
+		if err := cmd.Start(); err != nil {
+			if ctx.Err() != nil {
+				return "", fmt.Errorf("shell command stopped: %w", ctx.Err())
+			}
+			return "", fmt.Errorf("shell: cannot start the toolset's shell %s: %w", t.opts.Shell, err)
+		}
+		group.track(true)
+		defer group.track(false)
+		waitErr := cmd.Wait()
+		group.stop()
+		if waitErr != nil {
+			return describeExit(waitErr), nil
+		}
+		return "", nil
+	})
+}
+
+// capture runs body with the write end of a pipe for its output (stdout and
+// stderr share it so their order is kept), bounded by timeout and ctx, and
+// makes the result: the output captured in bounded memory and masked, and
+// how the command ended (body's status: "" for success, else "exit status
+// 7", ...). The command's stdin is /dev/null (it can never read hitl's
+// answers). An error from body, or ctx ending, is an error, not a result.
+func (t *Tool) capture(ctx context.Context, timeout time.Duration, body func(tctx context.Context, w *os.File) (string, error)) (exec.Result, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return exec.Result{}, fmt.Errorf("shell: cannot make a pipe for the output: %w", err)
@@ -29,23 +57,6 @@ func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration)
 
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := osexec.CommandContext(tctx, t.opts.Shell, "-c", line)
-	cmd.Dir = dir
-	cmd.Env = t.env()
-	cmd.Stdin = nil // /dev/null
-	cmd.Stdout, cmd.Stderr = w, w
-	group := newGroup(cmd, t.opts.Grace)
-
-	err = cmd.Start()
-	w.Close() // the child holds its own copy
-	if err != nil {
-		if ctx.Err() != nil {
-			return exec.Result{}, fmt.Errorf("shell command stopped: %w", ctx.Err())
-		}
-		return errorResult("cannot run %s: %v", t.opts.Shell, err), nil
-	}
-	group.track(true)
-	defer group.track(false)
 	out := newCapture(MaxOutput)
 	copied := make(chan struct{})
 	go func() {
@@ -54,8 +65,8 @@ func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration)
 		_, _ = io.CopyBuffer(out, r, buf)
 	}()
 
-	waitErr := cmd.Wait()
-	group.stop()
+	status, err := body(tctx, w)
+	w.Close() // the children hold their own copies
 	// The pipe reaches EOF when every process holding it has exited; one
 	// that left the group (setsid) could hold it forever.
 	select {
@@ -64,7 +75,9 @@ func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration)
 		_ = r.SetReadDeadline(time.Now())
 		<-copied
 	}
-
+	if err != nil {
+		return exec.Result{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return exec.Result{}, fmt.Errorf("shell command stopped: %w", err)
 	}
@@ -73,12 +86,8 @@ func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration)
 		mask = t.opts.Secrets.Mask
 	}
 	text := out.Text(mask)
-	status := ""
-	switch {
-	case errors.Is(tctx.Err(), context.DeadlineExceeded):
-		status = fmt.Sprintf("[timed out after %s: the command and everything it started were stopped]", timeout)
-	case waitErr != nil:
-		status = "[" + describeExit(waitErr) + "]"
+	if errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		status = fmt.Sprintf("timed out after %s: the command and everything it started were stopped", timeout)
 	}
 	if status == "" {
 		if text == "" {
@@ -89,7 +98,10 @@ func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration)
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	return exec.Result{IsError: true, Text: text + status}, nil
+	if mask != nil {
+		status = mask(status)
+	}
+	return exec.Result{IsError: true, Text: text + "[" + status + "]"}, nil
 }
 
 // describeExit names how a command ended: "exit status 7", "killed by signal
@@ -106,8 +118,9 @@ func describeExit(err error) string {
 }
 
 // env is hitl's environment without the hidden variables, plus the
-// toolset's env, plus HITL_SECRET_<n>. Later entries win.
-func (t *Tool) env() []string {
+// toolset's env, plus HITL_SECRET_<n> when secrets is true. Later entries
+// win. Without secrets, no HITL_SECRET_ variable is left, whoever set it.
+func (t *Tool) env(secrets bool) []string {
 	env := withoutVars(os.Environ(), t.opts.Hide)
 	keys := make([]string, 0, len(t.opts.Env))
 	for k := range t.opts.Env {
@@ -116,6 +129,15 @@ func (t *Tool) env() []string {
 	sort.Strings(keys)
 	for _, k := range keys {
 		env = append(env, k+"="+t.opts.Env[k])
+	}
+	if !secrets {
+		kept := env[:0:0]
+		for _, kv := range env {
+			if !strings.HasPrefix(strings.ToUpper(kv), "HITL_SECRET_") {
+				kept = append(kept, kv)
+			}
+		}
+		return kept
 	}
 	if t.opts.Secrets != nil {
 		env = append(env, t.opts.Secrets.Env()...)

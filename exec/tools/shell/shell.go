@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/permissions"
 	"github.com/hitl-dev/hitl/prompt"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Name is the tool's name.
@@ -37,9 +39,11 @@ const (
 	maxTimeout = 24 * time.Hour
 )
 
-// Checker decides shell lines (permissions.Checker).
+// Checker decides shell lines (permissions.Checker): Shell before a line
+// runs, Recheck before each command of a line allowed unasked.
 type Checker interface {
-	Shell(tool, line string, args map[string]any) permissions.Verdict
+	Shell(tool, line string, args map[string]any, d permissions.Dialect) permissions.ShellVerdict
+	Recheck(tool string, argv []string, args map[string]any) error
 }
 
 // Secrets are the run's secret answers (prompt.Secrets).
@@ -79,7 +83,8 @@ type Options struct {
 
 // Tool is the shell tool.
 type Tool struct {
-	opts Options
+	opts    Options
+	dialect permissions.Dialect
 
 	mu       sync.Mutex
 	approved map[string]bool // command lines approved for the session
@@ -96,7 +101,7 @@ func New(o Options) *Tool {
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
-	return &Tool{opts: o, approved: map[string]bool{}}
+	return &Tool{opts: o, dialect: DialectOf(o.Shell), approved: map[string]bool{}}
 }
 
 func (t *Tool) Spec() exec.ToolSpec {
@@ -143,47 +148,60 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 		}
 		timeout = time.Duration(min(*a.Timeout, maxTimeout.Seconds()) * float64(time.Second))
 	}
-	ok, refusal, err := t.permit(ctx, call, a.Cmd, dir)
-	if err != nil || !ok {
-		return refusal, err
+	var callArgs map[string]any
+	_ = json.Unmarshal(call.Arguments, &callArgs)
+	p, err := t.permit(ctx, call, a.Cmd, dir, callArgs)
+	switch {
+	case err != nil || p.refusal != nil:
+		return *p.refusal, err
+	case p.program != nil:
+		// Allowed unasked: what was checked is what runs.
+		return t.runChecked(ctx, p.program, dir, timeout, callArgs)
 	}
 	return t.run(ctx, a.Cmd, dir, timeout)
 }
 
+// permission is how a line may run: refused (refusal set), from the checked
+// tree (program set), or in the toolset's shell as written.
+type permission struct {
+	refusal *exec.Result
+	program *syntax.File
+}
+
+func refused(r exec.Result) permission { return permission{refusal: &r} }
+
 // permit decides whether the command may run: deny wins over ask over allow;
 // then --yolo, then an approval for the session, then a person.
-func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, dir string) (bool, exec.Result, error) {
-	var callArgs map[string]any
-	_ = json.Unmarshal(call.Arguments, &callArgs)
-	v := permissions.Verdict{Reason: "no permissions rule allows it"}
+func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, dir string, callArgs map[string]any) (permission, error) {
+	v := permissions.ShellVerdict{Verdict: permissions.Verdict{Reason: "no permissions rule allows it"}}
 	if t.opts.Permissions != nil {
-		v = t.opts.Permissions.Shell(Name, line, callArgs)
+		v = t.opts.Permissions.Shell(Name, line, callArgs, t.dialect)
 	}
 	reason := v.Reason
 	switch v.Decision {
 	case permissions.Deny:
-		return false, errorResult("the command was not run: it is denied by the permissions rule %q", v.Rule), nil
+		return refused(errorResult("the command was not run: it is denied by the permissions rule %q", v.Rule)), nil
 	case permissions.Allow:
-		return true, exec.Result{}, nil
+		return permission{program: v.Program}, nil
 	case permissions.Ask:
 		reason = fmt.Sprintf("the permissions rule %q asks every time", v.Rule)
 	default:
 		if t.opts.Yolo {
-			return true, exec.Result{}, nil
+			return permission{}, nil
 		}
 	}
 	if t.isApproved(line) {
-		return true, exec.Result{}, nil
+		return permission{}, nil
 	}
 	q := prompt.ApprovalQuestion(fmt.Sprintf("Run this command?\n\n%s\n\nin %s", line, dir), true)
 	q.Subject = line
 	q.CallID, q.Tool, q.Hint = call.ID, Name, reason
 	ap, err := prompt.AskApproval(ctx, t.opts.Asker, q, "command")
 	if err != nil {
-		return false, exec.Result{}, err
+		return refused(exec.Result{}), err
 	}
 	if !ap.Approved {
-		return false, exec.Result{IsError: true, Text: ap.Refusal}, nil
+		return refused(exec.Result{IsError: true, Text: ap.Refusal}), nil
 	}
 	if ap.Session {
 		t.mu.Lock()
@@ -193,7 +211,7 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, dir string)
 			t.opts.OnApprove(line)
 		}
 	}
-	return true, exec.Result{}, nil
+	return permission{}, nil
 }
 
 func (t *Tool) isApproved(line string) bool {
@@ -254,4 +272,28 @@ func (t *Tool) dir(cwd string) (string, error) {
 
 func errorResult(format string, args ...any) exec.Result {
 	return exec.Result{IsError: true, Text: fmt.Sprintf(format, args...)}
+}
+
+// DialectOf is the dialect of the shell at path, its symbolic links
+// resolved: dash is POSIX, bash is bash; any other shell, or one that
+// cannot be found, is unknown (no line runs unasked).
+func DialectOf(path string) permissions.Dialect {
+	if !filepath.IsAbs(path) {
+		p, err := osexec.LookPath(path)
+		if err != nil {
+			return permissions.DialectUnknown
+		}
+		path = p
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return permissions.DialectUnknown
+	}
+	switch filepath.Base(real) {
+	case "dash":
+		return permissions.DialectPOSIX
+	case "bash":
+		return permissions.DialectBash
+	}
+	return permissions.DialectUnknown
 }

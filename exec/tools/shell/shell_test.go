@@ -236,7 +236,6 @@ func TestRun(t *testing.T) {
 		{name: "empty cmd", args: map[string]any{"cmd": "  "}, want: "cmd is empty", wantSub: true, isError: true},
 		{name: "bad cwd", args: map[string]any{"cmd": "true", "cwd": "nope"}, want: "nope: no such file or directory", wantSub: true, isError: true},
 		{name: "bad timeout", args: map[string]any{"cmd": "true", "timeout": -1}, want: "timeout must be a positive", wantSub: true, isError: true},
-		{name: "missing shell", opts: Options{Shell: "/no/such/shell"}, args: map[string]any{"cmd": "true"}, want: "cannot run /no/such/shell", wantSub: true, isError: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

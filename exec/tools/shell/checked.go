@@ -1,0 +1,169 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	osexec "os/exec"
+	"sort"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hitl-dev/hitl/exec"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// runChecked runs a line allowed without asking from the tree the rules
+// checked (DESIGN §7: what is checked is what runs): hitl interprets it
+// (mvdan.cc/sh/v3/interp), so no other parser reads it. Before each
+// command, builtins included, its final argument list (globs, ~ and braces
+// expanded) is judged again by the rules; one that no longer passes stops
+// the line. Each program runs in its own process group, with the toolset's
+// environment without the secret variables, stdin /dev/null, and output
+// captured like run's. Files other than /dev/null are never opened.
+func (t *Tool) runChecked(ctx context.Context, prog *syntax.File, dir string, timeout time.Duration, callArgs map[string]any) (exec.Result, error) {
+	return t.capture(ctx, timeout, func(tctx context.Context, w *os.File) (string, error) {
+		null, err := os.Open(os.DevNull)
+		if err != nil {
+			return "", fmt.Errorf("shell: %w", err)
+		}
+		defer null.Close()
+		// Programs of a pipeline are rechecked concurrently.
+		var stop atomic.Pointer[stopped]
+		runner, err := interp.New(
+			interp.Env(expand.ListEnviron(t.env(false)...)),
+			interp.Dir(dir),
+			interp.StdIO(null, w, w),
+			interp.CallHandler(func(ctx context.Context, argv []string) ([]string, error) {
+				if err := t.opts.Permissions.Recheck(Name, argv, callArgs); err != nil {
+					s := &stopped{err}
+					stop.CompareAndSwap(nil, s)
+					return nil, s
+				}
+				return argv, nil
+			}),
+			interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return t.execProgram }),
+			interp.OpenHandler(openDevNull),
+			interp.ReadDirHandler2(boundedReadDir()),
+		)
+		if err != nil {
+			return "", fmt.Errorf("shell: cannot make the interpreter: %w", err)
+		}
+		err = runner.Run(tctx, prog)
+		var status interp.ExitStatus
+		switch {
+		case err == nil:
+			return "", nil
+		case stop.Load() != nil:
+			return fmt.Sprintf("stopped before %v, so it was not run", stop.Load().err), nil
+		case errors.As(err, &status):
+			return fmt.Sprintf("exit status %d", uint8(status)), nil
+		case tctx.Err() != nil:
+			return "", nil // timed out, or the run's end: capture says which
+		}
+		return err.Error(), nil
+	})
+}
+
+// stopped is a command the recheck refused.
+type stopped struct{ err error }
+
+func (s *stopped) Error() string { return s.err.Error() }
+
+// openDevNull is the interpreter's only way to open a file: the checker
+// allows redirections to and from /dev/null only.
+func openDevNull(_ context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+	if path != os.DevNull {
+		return nil, fmt.Errorf("%s: not opened: a line run without asking opens no file but %s", path, os.DevNull)
+	}
+	return os.OpenFile(path, flag, perm)
+}
+
+// maxGlobEntries bounds the directory entries the globs of one line read:
+// glob expansion runs inside hitl, where the timeout cannot kill it.
+const maxGlobEntries = 200_000
+
+// boundedReadDir reads directories for glob expansion, stopping at the
+// line's end (timeout, cancel) and past maxGlobEntries.
+func boundedReadDir() interp.ReadDirHandlerFunc2 {
+	var read atomic.Int64
+	return func(ctx context.Context, path string) ([]fs.DirEntry, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		entries, err := os.ReadDir(path)
+		if read.Add(int64(len(entries))) > maxGlobEntries {
+			return nil, fmt.Errorf("globs read more than %d directory entries", maxGlobEntries)
+		}
+		return entries, err
+	}
+}
+
+// execProgram runs one program of a checked line in its own process group:
+// the line's timeout or the run's end stops the group (SIGTERM, SIGKILL
+// after the grace), KillAll reaches it, and what it leaves running when it
+// exits is stopped.
+func (t *Tool) execProgram(ctx context.Context, argv []string) error {
+	hc := interp.HandlerCtx(ctx)
+	path, err := interp.LookPathDir(hc.Dir, hc.Env, argv[0])
+	if err != nil {
+		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
+		return interp.ExitStatus(127)
+	}
+	cmd := osexec.CommandContext(ctx, path)
+	cmd.Args = argv
+	cmd.Env = environList(hc.Env)
+	cmd.Dir = hc.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
+	group := newGroup(cmd, t.opts.Grace)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
+		if errors.Is(err, syscall.ENOENT) {
+			return interp.ExitStatus(127)
+		}
+		return interp.ExitStatus(126)
+	}
+	group.track(true)
+	defer group.track(false)
+	err = cmd.Wait()
+	group.stop()
+	var ee *osexec.ExitError
+	switch {
+	case err == nil || errors.Is(err, osexec.ErrWaitDelay):
+		return nil
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return interp.ExitStatus(128 + int(ws.Signal()))
+		}
+		return interp.ExitStatus(ee.ExitCode())
+	}
+	return err
+}
+
+// environList is the exported variables of env, as NAME=value.
+func environList(env expand.Environ) []string {
+	vars := map[string]string{}
+	env.Each(func(name string, vr expand.Variable) bool {
+		if !vr.IsSet() {
+			delete(vars, name)
+		} else if vr.Exported && vr.Kind == expand.String {
+			vars[name] = vr.String()
+		}
+		return true
+	})
+	out := make([]string, 0, len(vars))
+	for k, v := range vars {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
