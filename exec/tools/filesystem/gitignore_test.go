@@ -81,7 +81,6 @@ func TestShowText(t *testing.T) {
 	}
 }
 
-
 // A repository's .gitignore is untrusted input: no line may panic.
 func FuzzParseIgnoreLine(f *testing.F) {
 	for _, s := range []string{"", " ", "!", "/", "**", "a/**/b", "[", "[!]", `\`, "[a-", "*.log ", `\ `, "!/x/"} {
