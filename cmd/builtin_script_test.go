@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -12,28 +14,26 @@ import (
 // Each script gets two small web servers for the fetch toolset, on two
 // origins: ${WEB_URL} and ${OTHER_URL}. WEB_URL serves /page (text), /html
 // (HTML), /same (a redirect to its own /page) and /away (a redirect to
-// OTHER_URL's /page); every path a request reached is logged for the
-// script as /log (only GETs are served: anything else is 405).
+// OTHER_URL's /page). Every request either server gets is logged to
+// $WORK/web.log as "web|other METHOD PATH" (only GETs are served: else 405).
 func init() {
 	scriptSetups = append(scriptSetups, func(env *testscript.Env) error {
+		var mu sync.Mutex
+		logf := func(srv string, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			f, err := os.OpenFile(filepath.Join(env.WorkDir, "web.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err == nil {
+				fmt.Fprintf(f, "%s %s %s\n", srv, r.Method, r.URL.Path)
+				f.Close()
+			}
+		}
 		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			logf("other", r)
 			fmt.Fprintf(w, "other host %s %s\n", r.Method, r.URL.Path)
 		}))
-		var (
-			mu  sync.Mutex
-			log []string
-		)
 		web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			if r.URL.Path == "/log" {
-				for _, l := range log {
-					fmt.Fprintln(w, l)
-				}
-				mu.Unlock()
-				return
-			}
-			log = append(log, r.Method+" "+r.URL.Path)
-			mu.Unlock()
+			logf("web", r)
 			if r.Method != http.MethodGet {
 				http.Error(w, "GET only", http.StatusMethodNotAllowed)
 				return

@@ -30,7 +30,7 @@ func (c *Checker) Shell(tool, line string, args map[string]any) Verdict {
 		d     Decision
 	}{{c.deny, Deny}, {c.ask, Ask}} {
 		for _, r := range l.rules {
-			if r.tool.MatchString(tool) && r.matchArgs(args, a.matchAny) {
+			if r.tool.MatchString(tool) && r.matchArgs(args, a.matchAny, false) {
 				return Verdict{Decision: l.d, Rule: r.Text}
 			}
 		}
@@ -60,7 +60,7 @@ func (c *Checker) Shell(tool, line string, args map[string]any) Verdict {
 
 func (c *Checker) allowed(tool string, cmd Command, args map[string]any) bool {
 	for _, r := range c.allow {
-		if r.tool.MatchString(tool) && r.matchArgs(args, cmd.matchAllow) {
+		if r.tool.MatchString(tool) && r.matchArgs(args, cmd.matchAllow, true) {
 			return true
 		}
 	}
