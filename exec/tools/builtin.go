@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hitl-dev/hitl/config"
@@ -161,7 +162,15 @@ func Instructions(a *config.Agent, d Deps) []string {
 		case "fetch":
 			text = fetch.Instructions
 		case "script":
-			if s, err := newScript(ts, d); err == nil {
+			// Only the commands the tools: filter keeps.
+			only := *ts
+			only.Scripts = nil
+			for _, c := range ts.Scripts {
+				if ts.Filter == nil || slices.Contains(ts.Filter, c.Name) {
+					only.Scripts = append(only.Scripts, c)
+				}
+			}
+			if s, err := newScript(&only, d); err == nil {
 				text = s.Instructions()
 			}
 		}
