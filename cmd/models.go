@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,21 +70,36 @@ func parseModel(cfg *config.Config, current *config.Model, spec string) (*config
 	}
 	provider, name, ok := strings.Cut(spec, "/")
 	if !ok || provider == "" || name == "" {
-		return nil, errors.New("want PROVIDER/MODEL (openai, anthropic or ollama), or a key of models:")
+		return nil, fmt.Errorf("want PROVIDER/MODEL (%s), or a key of models:", strings.Join(overrideProviders(), ", "))
 	}
-	switch provider {
-	case "openai", "anthropic", "ollama":
-	case "script":
+	_, preset := config.Presets[provider]
+	switch {
+	case provider == "openai", provider == "anthropic", provider == "ollama", preset:
+	case provider == "script":
 		return nil, errors.New("a script model needs its script: define it under models: and name its key")
 	default:
-		return nil, fmt.Errorf("unknown provider %q (valid: openai, anthropic, ollama)", provider)
+		return nil, fmt.Errorf("unknown provider %q (valid: %s)", provider, strings.Join(overrideProviders(), ", "))
 	}
 	if current != nil && current.Provider == provider {
 		m := *current
 		m.Name, m.Model = spec, name
 		return &m, nil
 	}
-	return &config.Model{Name: spec, Provider: provider, Model: name}, nil
+	m := &config.Model{Name: spec, Provider: provider, Model: name}
+	config.ApplyPreset(m) // a preset's base URL and key variable
+	return m, nil
+}
+
+// overrideProviders are the providers --model PROVIDER/MODEL accepts:
+// openai, anthropic, ollama and the OpenAI-compatible presets.
+func overrideProviders() []string {
+	list := []string{"openai", "anthropic", "ollama"}
+	presets := make([]string, 0, len(config.Presets))
+	for p := range config.Presets {
+		presets = append(presets, p)
+	}
+	sort.Strings(presets)
+	return append(list, presets...)
 }
 
 // openCassette opens the --record or --replay cassette, if any.

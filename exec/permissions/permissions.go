@@ -134,7 +134,7 @@ func (c *Checker) Tool(tool string, args map[string]any) Verdict {
 		d     Decision
 	}{{c.deny, Deny}, {c.ask, Ask}, {c.allow, Allow}} {
 		for _, r := range l.rules {
-			if r.tool.MatchString(tool) && r.matchArgs(args, nil) {
+			if r.tool.MatchString(tool) && r.matchArgs(args, nil, l.d == Allow) {
 				return Verdict{Decision: l.d, Rule: r.Text}
 			}
 		}
@@ -145,7 +145,12 @@ func (c *Checker) Tool(tool string, args map[string]any) Verdict {
 // matchArgs reports whether every argument glob of r matches args. cmd, when
 // the rule has one, is matched by cmdMatch instead (shell's per-command
 // matching); cmdMatch nil matches cmd like any other argument.
-func (r Rule) matchArgs(args map[string]any, cmdMatch func(*regexp.Regexp) bool) bool {
+//
+// A list argument (fetch's urls, create_directory's paths) matches an
+// allow rule (every true) only when each of its items matches, and a deny
+// or ask rule when any item does: one URL a rule does not allow is enough
+// to ask, one it denies enough to deny.
+func (r Rule) matchArgs(args map[string]any, cmdMatch func(*regexp.Regexp) bool, every bool) bool {
 	for _, a := range r.args {
 		if a.name == "cmd" && cmdMatch != nil {
 			if !cmdMatch(a.glob) {
@@ -154,11 +159,27 @@ func (r Rule) matchArgs(args map[string]any, cmdMatch func(*regexp.Regexp) bool)
 			continue
 		}
 		v, ok := lookupArg(args, a.name)
-		if !ok || !a.glob.MatchString(argString(v)) {
+		if !ok || !matchValue(a.glob, v, every) {
 			return false
 		}
 	}
 	return true
+}
+
+func matchValue(glob *regexp.Regexp, v any, every bool) bool {
+	list, ok := v.([]any)
+	if !ok {
+		return glob.MatchString(argString(v))
+	}
+	if len(list) == 0 {
+		return !every && glob.MatchString("")
+	}
+	for _, item := range list {
+		if glob.MatchString(argString(item)) != every {
+			return !every
+		}
+	}
+	return every
 }
 
 func (r Rule) hasArgs() bool { return len(r.args) > 0 }

@@ -169,3 +169,38 @@ func TestAnalyzeBounded(t *testing.T) {
 		t.Errorf("nested wrappers: %+v", v)
 	}
 }
+
+// TestListArguments: a list argument (fetch's urls) is allowed only when
+// every item matches the allow rule; one item matching a deny or ask rule
+// is enough.
+func TestListArguments(t *testing.T) {
+	c, err := New([]string{"fetch:urls=https://docs.x/*"}, []string{"fetch:urls=https://docs.x/ask/*"}, []string{"fetch:urls=*evil*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls := func(u ...string) map[string]any {
+		l := make([]any, len(u))
+		for i, s := range u {
+			l[i] = s
+		}
+		return map[string]any{"urls": l}
+	}
+	tests := []struct {
+		name string
+		args map[string]any
+		want Decision
+	}{
+		{"one allowed", urls("https://docs.x/a"), Allow},
+		{"all allowed", urls("https://docs.x/a", "https://docs.x/b"), Allow},
+		{"one not allowed", urls("https://docs.x/a", "https://other/b"), None},
+		{"one asked", urls("https://docs.x/a", "https://docs.x/ask/b"), Ask},
+		{"one denied", urls("https://docs.x/a", "https://evil.example/"), Deny},
+		{"empty: no allow", urls(), None},
+		{"a string still matches", map[string]any{"urls": "https://docs.x/a"}, Allow},
+	}
+	for _, tc := range tests {
+		if got := c.Tool("fetch", tc.args).Decision; got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

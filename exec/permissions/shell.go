@@ -93,7 +93,7 @@ func (c *Checker) Shell(tool, line string, args map[string]any, d Dialect) Shell
 		d     Decision
 	}{{c.deny, Deny}, {c.ask, Ask}} {
 		for _, r := range l.rules {
-			if r.tool.MatchString(tool) && r.matchArgs(args, matchAny) {
+			if r.tool.MatchString(tool) && r.matchArgs(args, matchAny, false) {
 				return ShellVerdict{Verdict: Verdict{Decision: l.d, Rule: r.Text}}
 			}
 		}
@@ -137,7 +137,7 @@ func (d Dialect) shellName() string {
 // expansion) matches one allow rule.
 func (c *Checker) allowed(tool string, cmd Command, args map[string]any) bool {
 	for _, r := range c.allow {
-		if r.tool.MatchString(tool) && r.matchArgs(args, cmd.matchAllow) {
+		if r.tool.MatchString(tool) && r.matchArgs(args, cmd.matchAllow, true) {
 			return true
 		}
 	}
@@ -166,7 +166,7 @@ func (c *Checker) Recheck(tool string, argv []string, args map[string]any) error
 		what  string
 	}{{c.deny, "denied"}, {c.ask, "asked every time"}} {
 		for _, r := range l.rules {
-			if r.tool.MatchString(tool) && r.matchArgs(args, a.matchAny) {
+			if r.tool.MatchString(tool) && r.matchArgs(args, a.matchAny, false) {
 				return fmt.Errorf("%q is %s by the permissions rule %q", cmd.Text, l.what, r.Text)
 			}
 		}
@@ -178,7 +178,7 @@ func (c *Checker) Recheck(tool string, argv []string, args map[string]any) error
 		return fmt.Errorf("%q names a secret placeholder", cmd.Text)
 	}
 	for _, r := range c.allow {
-		if r.hasArgs() && r.tool.MatchString(tool) && r.matchArgs(args, cmd.matchAllow) {
+		if r.hasArgs() && r.tool.MatchString(tool) && r.matchArgs(args, cmd.matchAllow, true) {
 			return nil
 		}
 	}

@@ -167,6 +167,10 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	}
 
 	asker := r.asker()
+	system, err := SystemPrompt(r.agent, r.now(), r.opts.WorkingDir, tools.Instructions(r.agent, r.toolDeps(asker)))
+	if err != nil {
+		return res, err
+	}
 	toolList, err := r.tools(asker)
 	if err != nil {
 		return res, err
@@ -181,7 +185,7 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	runner := &exec.Runner{
 		Model:           m,
 		Tools:           toolList,
-		System:          SystemPrompt(r.agent, r.now(), r.opts.WorkingDir),
+		System:          system,
 		MaxIterations:   maxIter,
 		VerdictRequired: tools.VerdictRequired(r.agent),
 		Sink:            r.opts.Sink,
@@ -295,22 +299,34 @@ func (r *Run) asker() *prompt.Asker {
 
 // tools builds the agent's tools, asking through asker.
 func (r *Run) tools(asker *prompt.Asker) ([]exec.Tool, error) {
+	return tools.Build(r.cfg, r.agent, r.toolDeps(asker))
+}
+
+func (r *Run) toolDeps(asker *prompt.Asker) tools.Deps {
 	var approvals []string
+	var resumed []exec.Message
 	if r.loaded != nil {
 		approvals = r.loaded.Approvals
+		resumed = r.state.Messages
 	}
-	return tools.Build(r.cfg, r.agent, tools.Deps{
+	hidden := model.KeyVars(r.cfg)
+	if m := r.opts.Model; m != nil && m.TokenKey != "" {
+		hidden = append(hidden, m.TokenKey) // a --model override's key variable
+	}
+	return tools.Deps{
 		WorkingDir:  r.opts.WorkingDir,
 		RunID:       r.runID,
 		Asker:       asker,
 		Secrets:     asker.Secrets,
 		Permissions: r.cfg.Permissions,
 		Yolo:        r.opts.Yolo,
-		HiddenEnv:   model.KeyVars(r.cfg),
+		HiddenEnv:   hidden,
 		Approvals:   approvals,
 		OnApproval:  r.journal.Approval,
 		Progress:    r.opts.Progress,
-	})
+		Resumed:     resumed,
+		Getenv:      r.getenv,
+	}
 }
 
 func (r *Run) emit(e exec.Event, typ string) {

@@ -47,6 +47,12 @@ type Deps struct {
 	// Progress shows a line of progress to a person (nil: none, as with
 	// --quiet or --json).
 	Progress func(msg string)
+	// Resumed is the conversation of a resumed run (nil for a new one):
+	// think and todo rebuild their state from it.
+	Resumed []exec.Message
+	// Getenv reads the environment (the memory toolset's default path);
+	// nil: os.Getenv.
+	Getenv func(string) string
 }
 
 // Build returns the tools of agent a, in toolset order.
@@ -122,6 +128,8 @@ func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.
 		return []exec.Tool{askuser.New(ts.ToolNames()[0], d.Asker)}, nil
 	case "interaction":
 		return interaction.New(d.Asker), nil
+	case "filesystem", "think", "todo", "memory", "fetch", "script":
+		return buildBuiltin(cfg, ts, d)
 	}
 	return nil, fmt.Errorf("type %s is not implemented yet", ts.Type)
 }

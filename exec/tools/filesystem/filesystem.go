@@ -38,6 +38,16 @@ const (
 	RemoveDirectory    = "remove_directory"
 )
 
+// Instructions is the toolset's guidance for the system prompt (cagent's,
+// with hitl's confinement and approvals).
+const Instructions = `## Filesystem Tools
+
+- Relative paths resolve from the working directory; paths outside it (and the allowed directories) are refused
+- Prefer read_multiple_files over sequential read_file calls
+- Use search_files_content to locate code or text across files
+- Use exclude patterns in searches to limit output
+- Writes, edits and directory changes may need a person's approval; a refused change is not made`
+
 // Bounds. A read or search never holds more than these in memory.
 const (
 	// MaxFileSize is the most of one file read_file returns (and the most

@@ -310,7 +310,11 @@ func TestApprovalOfActingTools(t *testing.T) {
 	}
 }
 
-func TestApprovalShowIsEscapedAndShortened(t *testing.T) {
+// TestApprovalShowIsRawAndWhole: Show is the whole diff, unescaped and
+// not shortened: the front end escapes it and, on a terminal, shortens it
+// keeping both ends (prompt/tty fit); escaping here too would double every
+// backslash on the screen, and a JSONL consumer wants the full diff.
+func TestApprovalShowIsRawAndWhole(t *testing.T) {
 	dir := t.TempDir()
 	tools := toolset(t, filesystem.Options{WorkingDir: dir})
 	var lines []string
@@ -318,32 +322,20 @@ func TestApprovalShowIsEscapedAndShortened(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("line %d", i))
 	}
 	lines[0] = "evil \x1b]0;pwned\x07 \u202egnp.exe"
+	lines[1] = `a literal \n backslash`
 	lines[499] = "rm -rf ~ # the decisive last line"
 	lines[250] = strings.Repeat("w", 5000)
 	a, _, err := approval(t, tools["write_file"], map[string]any{"path": "s.sh", "content": strings.Join(lines, "\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range a.Show {
-		if c == 0x1b || c == 0x07 || c == '\u202e' {
-			t.Fatalf("Show holds control character %U:\n%s", c, a.Show)
-		}
-	}
-	for _, want := range []string{`\x1b]0;pwned\x07`, `\u202e`, "lines left out", "+rm -rf ~ # the decisive last line", "+line 2\n"} {
+	for _, want := range []string{"+evil \x1b]0;pwned\x07 \u202egnp.exe\n", "+a literal \\n backslash\n", "+line 250\n", "+" + strings.Repeat("w", 5000) + "\n", "+rm -rf ~ # the decisive last line"} {
 		if !strings.Contains(a.Show, want) {
-			t.Errorf("Show lacks %q:\n%s", want, a.Show)
+			t.Errorf("Show lacks %.80q", want)
 		}
 	}
-	if n := strings.Count(a.Show, "\n") + 1; n > 50 {
-		t.Errorf("Show has %d lines; want it to fit a screen", n)
-	}
-	if strings.Contains(a.Show, "line 250\n") {
-		t.Errorf("the middle was not left out")
-	}
-	// A wide line is cut with a note.
-	a, _, _ = approval(t, tools["write_file"], map[string]any{"path": "w.txt", "content": strings.Repeat("w", 5000)})
-	if !strings.Contains(a.Show, "more bytes on this line") || len(a.Show) > 2000 {
-		t.Errorf("wide line not cut:\n%.300s", a.Show)
+	if strings.Contains(a.Show, "left out") || strings.Contains(a.Show, `\\x1b`) {
+		t.Errorf("Show was shortened or escaped by the tool:\n%.500s", a.Show)
 	}
 }
 

@@ -67,38 +67,18 @@ func lastSlash(s string) int {
 	return -1
 }
 
-func TestShortenShow(t *testing.T) {
+func TestShowText(t *testing.T) {
 	tests := []struct {
 		in, want string
 	}{
 		{"short\ntext\n", "short\ntext"},
-		{"esc \x1b[31m red", `esc \x1b[31m red`},
+		{"esc \x1b[31m red", "esc \x1b[31m red"},
 	}
 	for _, tc := range tests {
-		if got := shortenShow(tc.in); got != tc.want {
-			t.Errorf("shortenShow(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := showText(tc.in); got != tc.want {
+			t.Errorf("showText(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	var long string
-	for i := 1; i <= 100; i++ {
-		long += string(rune('a'+i%26)) + "\n"
-	}
-	got := shortenShow(long)
-	if lines := len(splitLines(got)); lines != showHead+showTail+1 {
-		t.Errorf("%d lines, want %d", lines, showHead+showTail+1)
-	}
-}
-
-func splitLines(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
 }
 
 // A repository's .gitignore is untrusted input: no line may panic.

@@ -5,22 +5,11 @@ import (
 	"strings"
 
 	"github.com/rogpeppe/go-internal/diff"
-
-	"github.com/hitl-dev/hitl/termtext"
-)
-
-// What an approval shows is bounded so nothing decisive scrolls away
-// (DESIGN §4): the first showHead lines, the number left out, the last
-// showTail lines; a line wider than showWidth is cut with a note.
-const (
-	showHead  = 20
-	showTail  = 20
-	showWidth = 240
 )
 
 // showChange is the approval text of a write or edit: a summary line, then
 // the unified diff (go-internal's anchored diff: O(n log n), already a
-// dependency), escaped and shortened.
+// dependency). It is raw and whole (see showText).
 func showChange(name string, c change) string {
 	path := c.tg.ruleName()
 	var head []string
@@ -63,7 +52,7 @@ func showChange(name string, c change) string {
 			body = s
 		}
 	}
-	return shortenShow(strings.Join(head, "\n") + "\n" + body)
+	return showText(strings.Join(head, "\n") + "\n" + body)
 }
 
 func countChanges(d string) (add, del int) {
@@ -79,22 +68,12 @@ func countChanges(d string) (add, del int) {
 	return add, del
 }
 
-// shortenShow escapes s for a terminal (control and bidi characters made
-// visible, never dropped) and bounds it: at most showHead+showTail lines
-// plus one saying how many were left out in between, each line at most
-// showWidth bytes plus a note of how much was cut.
-func shortenShow(s string) string {
-	lines := strings.Split(strings.TrimRight(termtext.Text(s), "\n"), "\n")
-	if len(lines) > showHead+showTail+1 {
-		left := len(lines) - showHead - showTail
-		kept := append([]string{}, lines[:showHead]...)
-		kept = append(kept, fmt.Sprintf("… %d lines left out …", left))
-		lines = append(kept, lines[len(lines)-showTail:]...)
-	}
-	for i, l := range lines {
-		if cut, n := termtext.Shorten(l, showWidth); n > 0 {
-			lines[i] = fmt.Sprintf("%s (%d more bytes on this line)", cut, n)
-		}
-	}
-	return strings.Join(lines, "\n")
+// showText is what an approval shows, raw and whole: the front end
+// escapes it and, on a terminal, shortens it so that both ends stay on the
+// screen (DESIGN §4; prompt/tty's fit), and a JSONL consumer gets the full
+// diff. Escaping here too would double every backslash on the terminal.
+// Its size is bounded by what it shows: files over MaxFileSize are not
+// diffed, and new content is the model's own argument.
+func showText(s string) string {
+	return strings.TrimRight(s, "\n")
 }

@@ -371,7 +371,7 @@ func (t *Toolset) createDirApproval(raw json.RawMessage) (exec.Approval, error) 
 	}
 	return exec.Approval{
 		Args: map[string]any{"paths": names},
-		Show: shortenShow("create directories:\n" + strings.Join(lines, "\n")),
+		Show: showText("create directories:\n" + strings.Join(lines, "\n")),
 		// Making the same directories again changes nothing: a person may
 		// approve them for the session.
 		SessionKey: CreateDirectory + "\x00" + strings.Join(keys, "\x00"),
@@ -415,7 +415,7 @@ func (t *Toolset) removeDirApproval(raw json.RawMessage) (exec.Approval, error) 
 	}
 	return exec.Approval{
 		Args: map[string]any{"paths": names},
-		Show: shortenShow("remove empty directories:\n" + strings.Join(lines, "\n")),
+		Show: showText("remove empty directories:\n" + strings.Join(lines, "\n")),
 	}, nil
 }
 

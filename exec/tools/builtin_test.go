@@ -1,0 +1,133 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec"
+)
+
+func names(list []exec.Tool) []string {
+	var out []string
+	for _, t := range list {
+		out = append(out, t.Spec().Name)
+	}
+	return out
+}
+
+func call(t *testing.T, tool exec.Tool, args string) exec.Result {
+	t.Helper()
+	res, err := tool.Call(context.Background(), exec.ToolCall{ID: "c", Name: tool.Spec().Name, Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestEveryTypeBuilds: every toolset type hitl implements (but mcp and
+// remote, which need a server) builds the tools its config names; none is
+// "not implemented yet", and acting tools are gated.
+func TestEveryTypeBuilds(t *testing.T) {
+	dir := t.TempDir()
+	sets := map[string]*config.Toolset{
+		"script": {Type: "script", Scripts: []config.ScriptCommand{{Name: "hello", Cmd: "echo hi"}}},
+		"memory": {Type: "memory", Path: filepath.Join(dir, "m.json")},
+	}
+	for _, typ := range config.ToolsetTypes() {
+		if typ == "mcp" || typ == "remote" {
+			continue
+		}
+		t.Run(typ, func(t *testing.T) {
+			ts := sets[typ]
+			if ts == nil {
+				ts = &config.Toolset{Type: typ}
+			}
+			list, err := Build(&config.Config{Path: filepath.Join(dir, "a.yaml")}, &config.Agent{Toolsets: []*config.Toolset{ts}}, Deps{WorkingDir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer Close(list)
+			if got, want := names(list), ts.ToolNames(); !slices.Equal(got, want) {
+				t.Errorf("tools %v, want %v", got, want)
+			}
+			for _, tool := range list {
+				if _, acts := tool.(exec.Acting); acts {
+					t.Errorf("%s acts but is not gated", tool.Spec().Name)
+				}
+			}
+		})
+	}
+}
+
+// TestFilterAndClose: tools: keeps only the named tools; Close reaches the
+// filesystem toolset through the gate, after which its calls fail.
+func TestFilterAndClose(t *testing.T) {
+	dir := t.TempDir()
+	ts := &config.Toolset{Type: "filesystem", Filter: []string{"write_file", "read_file"}}
+	list, err := Build(&config.Config{Path: "a.yaml"}, &config.Agent{Toolsets: []*config.Toolset{ts}}, Deps{WorkingDir: dir, Yolo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(list); !slices.Equal(got, []string{"read_file", "write_file"}) {
+		t.Fatalf("tools %v", got)
+	}
+	if res := call(t, list[1], `{"path":"x","content":"1"}`); res.IsError {
+		t.Fatalf("write before Close: %s", res.Text)
+	}
+	if err := Close(list); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, list[0], `{"path":"x"}`); !res.IsError || !strings.Contains(res.Text, "closed") {
+		t.Errorf("read after Close: %+v", res)
+	}
+}
+
+// TestResumeRebuildsThinkAndTodo: on a resumed run, think's log and todo's
+// list come back from the conversation (Deps.Resumed).
+func TestResumeRebuildsThinkAndTodo(t *testing.T) {
+	msgs := []exec.Message{
+		{Role: exec.RoleUser, Text: "go"},
+		{Role: exec.RoleAssistant, ToolCalls: []exec.ToolCall{
+			{ID: "1", Name: "think", Arguments: json.RawMessage(`{"thought":"first"}`)},
+			{ID: "2", Name: "create_todo", Arguments: json.RawMessage(`{"description":"a"}`)},
+		}},
+		{Role: exec.RoleTool, ToolCallID: "1", ToolName: "think", Text: "Thoughts:\nfirst"},
+		{Role: exec.RoleTool, ToolCallID: "2", ToolName: "create_todo", Text: `{"created":{"id":"todo_1","description":"a","status":"pending"},"all_todos":[{"id":"todo_1","description":"a","status":"pending"}]}`},
+	}
+	a := &config.Agent{Toolsets: []*config.Toolset{{Type: "think"}, {Type: "todo"}}}
+	list, err := Build(&config.Config{Path: "a.yaml"}, a, Deps{Resumed: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]exec.Tool{}
+	for _, tool := range list {
+		byName[tool.Spec().Name] = tool
+	}
+	if res := call(t, byName["think"], `{"thought":"second"}`); res.Text != "Thoughts:\nfirst\nsecond" {
+		t.Errorf("think after resume: %q", res.Text)
+	}
+	if res := call(t, byName["list_todos"], `{}`); !strings.Contains(res.Text, `"id":"todo_1","description":"a"`) {
+		t.Errorf("list_todos after resume: %s", res.Text)
+	}
+	if res := call(t, byName["create_todo"], `{"description":"b"}`); !strings.Contains(res.Text, `"created":{"id":"todo_2"`) {
+		t.Errorf("ids continue: %s", res.Text)
+	}
+}
+
+// TestInstructions: each built-in toolset present adds its guidance, in
+// toolset order; others add none.
+func TestInstructions(t *testing.T) {
+	a := &config.Agent{Toolsets: []*config.Toolset{
+		{Type: "shell"}, {Type: "todo"}, {Type: "think"},
+		{Type: "script", Scripts: []config.ScriptCommand{{Name: "hello", Cmd: "echo hi", Description: "Say hi"}}},
+	}}
+	got := Instructions(a, Deps{})
+	if len(got) != 3 || !strings.HasPrefix(got[0], "## Todo Tools") || !strings.HasPrefix(got[1], "## Think Tool") || !strings.Contains(got[2], "### hello\nSay hi") {
+		t.Errorf("Instructions = %q", got)
+	}
+}
