@@ -167,12 +167,17 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	}
 
 	asker := r.asker()
-	toolList, err := r.tools(asker)
+	r.emit(&exec.RunStarted{RunID: r.runID, Agent: r.agent.Name, Model: modelLabel(r.opts.Model), Session: r.journal.Path()}, "run.started")
+	toolList, closeTools, err := r.tools(ctx, asker)
 	if err != nil {
+		// A tool that cannot start (an MCP server): the run ends before
+		// it began, with status error; a resumed run keeps its session.
+		res = Result{Session: r.journal.Path(), Kept: r.loaded != nil}
+		code := r.exitCode(err)
+		r.finished(err, code, Status(code, err), exec.Outcome{}, res)
 		return res, err
 	}
-	defer tools.Close(toolList)
-	r.emit(&exec.RunStarted{RunID: r.runID, Agent: r.agent.Name, Model: modelLabel(r.opts.Model), Session: r.journal.Path()}, "run.started")
+	defer closeTools()
 
 	maxIter := r.agent.MaxIterations
 	if r.opts.MaxIterations > 0 {
@@ -293,13 +298,15 @@ func (r *Run) asker() *prompt.Asker {
 	return a
 }
 
-// tools builds the agent's tools, asking through asker.
-func (r *Run) tools(asker *prompt.Asker) ([]exec.Tool, error) {
+// tools starts the agent's MCP servers and builds its tools, asking
+// through asker. closeTools stops what they hold (the servers' process
+// groups, the remote callback server); a hard exit kills the servers.
+func (r *Run) tools(ctx context.Context, asker *prompt.Asker) (list []exec.Tool, closeTools func(), err error) {
 	var approvals []string
 	if r.loaded != nil {
 		approvals = r.loaded.Approvals
 	}
-	return tools.Build(r.cfg, r.agent, tools.Deps{
+	deps := tools.Deps{
 		WorkingDir:  r.opts.WorkingDir,
 		RunID:       r.runID,
 		Asker:       asker,
@@ -310,7 +317,31 @@ func (r *Run) tools(asker *prompt.Asker) ([]exec.Tool, error) {
 		Approvals:   approvals,
 		OnApproval:  r.journal.Approval,
 		Progress:    r.opts.Progress,
-	})
+	}
+	servers, err := tools.StartMCP(ctx, r.cfg, r.agent, deps)
+	if err != nil {
+		return nil, nil, err
+	}
+	unregister := onHardExit(ctx, servers.Kill)
+	stopServers := func() {
+		unregister()
+		if err := servers.Close(); err != nil {
+			r.notice("%v", err)
+		}
+	}
+	deps.MCP = servers
+	list, err = tools.Build(r.cfg, r.agent, deps)
+	if err != nil {
+		stopServers()
+		return nil, nil, err
+	}
+	for _, w := range tools.RuleWarnings(r.cfg, r.agent, list) {
+		r.notice("warning: %s", w)
+	}
+	return list, func() {
+		tools.Close(list)
+		stopServers()
+	}, nil
 }
 
 func (r *Run) emit(e exec.Event, typ string) {

@@ -47,6 +47,8 @@ type Deps struct {
 	// Progress shows a line of progress to a person (nil: none, as with
 	// --quiet or --json).
 	Progress func(msg string)
+	// MCP are the agent's MCP servers, started by StartMCP.
+	MCP *MCPServers
 }
 
 // Build returns the tools of agent a, in toolset order.
@@ -122,6 +124,8 @@ func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.
 		return []exec.Tool{askuser.New(ts.ToolNames()[0], d.Asker)}, nil
 	case "interaction":
 		return interaction.New(d.Asker), nil
+	case "mcp":
+		return buildMCP(ts, d)
 	}
 	return nil, fmt.Errorf("type %s is not implemented yet", ts.Type)
 }
