@@ -1,6 +1,7 @@
 // Package mcptest is a small MCP server built with the official Go SDK, for
 // tests of hitl's MCP client: a read-only tool, a destructive one, a form
-// elicitation covering every primitive the spec allows, a URL elicitation, a
+// elicitation covering every primitive the spec allows, two elicitations in
+// one call, a URL elicitation, a
 // slow tool, a crash, an echo and a tool that needs a URL opened first. It runs over stdio (the mcptest-server
 // command, built by Build) and over streamable HTTP (HTTP).
 package mcptest
