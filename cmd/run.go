@@ -84,7 +84,7 @@ func runAgent(ctx context.Context, opts *ExecOptions, build func(run.Options) (*
 	res, runErr := r.Do(ctx)
 	spin.Stop() // a call cut off by a signal leaves its spinner running
 	err = finish(runErr, res.Outcome)
-	if err != nil && run.Resumable(Status(runErr)) && !isReported(err) {
+	if err != nil && res.Kept && run.Resumable(Status(runErr)) && !isReported(err) {
 		// The error first, then how to go on.
 		fmt.Fprintf(opts.IO.ErrOut, "hitl: %v\n", err)
 		fmt.Fprintf(opts.IO.ErrOut, "hitl: to continue this run: hitl resume %s\n", res.Session)

@@ -23,8 +23,15 @@ var update = flag.Bool("update", false, "update testscript golden files (cmp) in
 // test file appends to it in init (e.g. to start a server for its scripts).
 var scriptSetups []func(*testscript.Env) error
 
+// mainCleanups run when the tests are done (what scriptSetups made once).
+var mainCleanups []func()
+
 func TestMain(m *testing.M) {
-	os.Exit(testscript.RunMain(m, map[string]func() int{"hitl": cmd.Main}))
+	code := testscript.RunMain(m, map[string]func() int{"hitl": cmd.Main})
+	for _, f := range mainCleanups {
+		f()
+	}
+	os.Exit(code)
 }
 
 func TestScripts(t *testing.T) {

@@ -55,6 +55,8 @@ type ToolCallEvent struct {
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Server is the MCP server of the tool ("" for other tools).
+	Server string `json:"server,omitempty"`
 }
 
 type ToolResultEvent struct {

@@ -158,7 +158,7 @@ func (r *Runner) runCalls(ctx context.Context, st *State, calls []ToolCall) (Out
 		if len(args) == 0 || !json.Valid(args) {
 			args = json.RawMessage("{}") // the event's arguments field is always an object
 		}
-		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args}, "tool.call")
+		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args, Server: r.server(call.Name)}, "tool.call")
 		res, err := r.call(ctx, call)
 		if err != nil {
 			return Outcome{}, false, err
@@ -196,6 +196,15 @@ func (r *Runner) call(ctx context.Context, call ToolCall) (Result, error) {
 		}
 	}
 	return tool.Call(ctx, call)
+}
+
+// server is the MCP server of the tool name ("" for other tools): a tool
+// that has one says so with a Server method.
+func (r *Runner) server(name string) string {
+	if s, ok := r.byName[name].(interface{ Server() string }); ok {
+		return s.Server()
+	}
+	return ""
 }
 
 func (r *Runner) append(st *State, m Message) error {

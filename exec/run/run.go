@@ -167,16 +167,22 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	}
 
 	asker := r.asker()
-	system, err := SystemPrompt(r.agent, r.now(), r.opts.WorkingDir, tools.Instructions(r.agent, r.toolDeps(asker)))
-	if err != nil {
-		return res, err
-	}
-	toolList, err := r.tools(asker)
-	if err != nil {
-		return res, err
-	}
-	defer tools.Close(toolList)
 	r.emit(&exec.RunStarted{RunID: r.runID, Agent: r.agent.Name, Model: modelLabel(r.opts.Model), Session: r.journal.Path()}, "run.started")
+	system, err := SystemPrompt(r.agent, r.now(), r.opts.WorkingDir, tools.Instructions(r.agent, r.toolDeps(asker)))
+	var toolList []exec.Tool
+	closeTools := func() {}
+	if err == nil {
+		toolList, closeTools, err = r.tools(ctx, asker)
+	}
+	if err != nil {
+		// A tool that cannot start (an MCP server): the run ends before
+		// it began, with status error; a resumed run keeps its session.
+		res = Result{Session: r.journal.Path(), Kept: r.loaded != nil}
+		code := r.exitCode(err)
+		r.finished(err, code, Status(code, err), exec.Outcome{}, res)
+		return res, err
+	}
+	defer closeTools()
 
 	maxIter := r.agent.MaxIterations
 	if r.opts.MaxIterations > 0 {
@@ -297,11 +303,38 @@ func (r *Run) asker() *prompt.Asker {
 	return a
 }
 
-// tools builds the agent's tools, asking through asker.
-func (r *Run) tools(asker *prompt.Asker) ([]exec.Tool, error) {
-	return tools.Build(r.cfg, r.agent, r.toolDeps(asker))
+// tools starts the agent's MCP servers and builds its tools, asking
+// through asker. closeTools stops what they hold (the servers' process
+// groups, the remote callback server); a hard exit kills the servers.
+func (r *Run) tools(ctx context.Context, asker *prompt.Asker) (list []exec.Tool, closeTools func(), err error) {
+	deps := r.toolDeps(asker)
+	servers, err := tools.StartMCP(ctx, r.cfg, r.agent, deps)
+	if err != nil {
+		return nil, nil, err
+	}
+	unregister := onHardExit(ctx, servers.Kill)
+	stopServers := func() {
+		unregister()
+		if err := servers.Close(); err != nil {
+			r.notice("%v", err)
+		}
+	}
+	deps.MCP = servers
+	list, err = tools.Build(r.cfg, r.agent, deps)
+	if err != nil {
+		stopServers()
+		return nil, nil, err
+	}
+	for _, w := range tools.RuleWarnings(r.cfg, r.agent, list) {
+		r.notice("warning: %s", w)
+	}
+	return list, func() {
+		tools.Close(list)
+		stopServers()
+	}, nil
 }
 
+// toolDeps is what the agent's toolsets need from the run.
 func (r *Run) toolDeps(asker *prompt.Asker) tools.Deps {
 	var approvals []string
 	var resumed []exec.Message

@@ -23,6 +23,8 @@ type Loaded struct {
 	ModelState json.RawMessage
 	// Answers are the recorded answers by call id and question index.
 	Answers map[string]map[int]prompt.Answer
+	// AnswerIDs are the prompt ids of Answers, by call id and index.
+	AnswerIDs map[string]map[int]string
 	// FirstPrompt is, per call id, the number of its first question.
 	FirstPrompt map[string]int
 	// LastPrompt is the number of the last question asked.
@@ -67,7 +69,7 @@ func Open(path string, key Key) (*Journal, *Loaded, error) {
 // read loads a journal; with c set, every record must carry its MAC in
 // the chain (DESIGN §5: a session carries no authority of its own).
 func read(r io.Reader, path string, c *chain) (*Loaded, error) {
-	l := &Loaded{Answers: map[string]map[int]prompt.Answer{}, FirstPrompt: map[string]int{}}
+	l := &Loaded{Answers: map[string]map[int]prompt.Answer{}, AnswerIDs: map[string]map[int]string{}, FirstPrompt: map[string]int{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
 	n := 0
@@ -160,6 +162,10 @@ func (l *Loaded) apply(rec record) {
 			l.Answers[rec.CallID] = map[int]prompt.Answer{}
 		}
 		l.Answers[rec.CallID][rec.Index] = *rec.Answer
+		if l.AnswerIDs[rec.CallID] == nil {
+			l.AnswerIDs[rec.CallID] = map[int]string{}
+		}
+		l.AnswerIDs[rec.CallID][rec.Index] = rec.PromptID
 	case "secret":
 		l.Secrets = append(l.Secrets, *rec.Secret)
 	case "approval":

@@ -11,26 +11,35 @@ import (
 // the run stopped, so a resumed call does not ask them again.
 type Replay struct {
 	answers map[string]map[int]prompt.Answer
+	ids     map[string]map[int]string
 }
 
 // NewReplay replays the answers recorded for calls.
 func NewReplay(l *Loaded, calls []exec.ToolCall) *Replay {
-	r := &Replay{answers: map[string]map[int]prompt.Answer{}}
+	r := &Replay{answers: map[string]map[int]prompt.Answer{}, ids: map[string]map[int]string{}}
 	for _, c := range calls {
 		if a, ok := l.Answers[c.ID]; ok {
 			r.answers[c.ID] = a
+			r.ids[c.ID] = l.AnswerIDs[c.ID]
 		}
 	}
 	return r
 }
 
-// Answer returns the recorded answer of q's call and index, once.
+// Answer returns the recorded answer of q's call and index, once, when it
+// was recorded for the question of q's id: the pending calls ask their
+// questions again under the ids they had (NextPrompt), so an answer
+// recorded for another question of the call at that index (an approval
+// before an MCP elicitation, both index 0) never answers q.
 func (r *Replay) Answer(q prompt.Question) (prompt.Answer, bool, error) {
 	if !q.Replayable() {
 		return prompt.Answer{}, false, nil
 	}
 	a, ok := r.answers[q.CallID][q.Index]
 	if !ok {
+		return prompt.Answer{}, false, nil
+	}
+	if id := r.ids[q.CallID][q.Index]; id != "" && id != q.ID {
 		return prompt.Answer{}, false, nil
 	}
 	delete(r.answers[q.CallID], q.Index)

@@ -53,6 +53,8 @@ type Deps struct {
 	// Getenv reads the environment (the memory toolset's default path);
 	// nil: os.Getenv.
 	Getenv func(string) string
+	// MCP are the agent's MCP servers, started by StartMCP.
+	MCP *MCPServers
 }
 
 // Build returns the tools of agent a, in toolset order.
@@ -130,6 +132,8 @@ func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.
 		return interaction.New(d.Asker), nil
 	case "filesystem", "think", "todo", "memory", "fetch", "script":
 		return buildBuiltin(cfg, ts, d)
+	case "mcp":
+		return buildMCP(ts, d)
 	}
 	return nil, fmt.Errorf("type %s is not implemented yet", ts.Type)
 }

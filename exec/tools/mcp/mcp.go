@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
@@ -312,6 +313,14 @@ func (c *Client) Close() error {
 		}
 	})
 	return c.closeErr
+}
+
+// Kill kills a stdio server's whole process group at once, without
+// waiting: for a hard exit (a second Ctrl-C), where Close has no time.
+func (c *Client) Kill() {
+	if c.proc != nil {
+		_ = syscall.Kill(-c.proc.pgid(), syscall.SIGKILL)
+	}
 }
 
 func (c *Client) grace() time.Duration {

@@ -54,16 +54,26 @@ type HTTPServer struct {
 	srv      *httptest.Server
 	crashed  atomic.Bool
 	once     sync.Once
+	cancel   context.CancelFunc
 }
 
 // HTTP serves the test server over streamable HTTP at the returned URL,
 // until the test ends.
 func HTTP(t testing.TB) string { return NewHTTP(t, Options{}).URL }
 
-// NewHTTP serves the test server over streamable HTTP (/mcp) and SSE (/sse).
-// Its crash tool makes the listener drop every connection and refuse new
-// requests.
+// NewHTTP serves the test server over streamable HTTP (/mcp) and SSE (/sse)
+// until the test ends. Its crash tool makes the listener drop every
+// connection and refuse new requests.
 func NewHTTP(t testing.TB, opts Options) *HTTPServer {
+	h := Serve(opts)
+	t.Cleanup(h.Close)
+	return h
+}
+
+// Serve serves the test server over streamable HTTP (/mcp) and SSE (/sse)
+// until Close (for callers without a testing.TB, such as testscript's
+// Setup).
+func Serve(opts Options) *HTTPServer {
 	h := &HTTPServer{}
 	opts.Crash = h.Crash
 	server := NewServer(opts)
@@ -77,17 +87,20 @@ func NewHTTP(t testing.TB, opts Options) *HTTPServer {
 		}
 		mux.ServeHTTP(w, r)
 	}))
-	// Requests (and the tool calls they carry) end with the test.
+	// Requests (and the tool calls they carry) end with the server.
 	base, cancel := context.WithCancel(context.Background())
 	h.srv.Config.BaseContext = func(net.Listener) context.Context { return base }
+	h.cancel = cancel
 	h.srv.Start()
-	t.Cleanup(func() {
-		cancel()
-		h.srv.CloseClientConnections()
-		h.srv.Close()
-	})
 	h.URL, h.SSE = h.srv.URL+"/mcp", h.srv.URL+"/sse"
 	return h
+}
+
+// Close stops the server, ending the requests in flight.
+func (h *HTTPServer) Close() {
+	h.cancel()
+	h.srv.CloseClientConnections()
+	h.srv.Close()
 }
 
 // Crash drops every connection; later requests are refused.

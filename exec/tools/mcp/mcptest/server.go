@@ -1,6 +1,7 @@
 // Package mcptest is a small MCP server built with the official Go SDK, for
 // tests of hitl's MCP client: a read-only tool, a destructive one, a form
-// elicitation covering every primitive the spec allows, a URL elicitation, a
+// elicitation covering every primitive the spec allows, two elicitations in
+// one call, a URL elicitation, a
 // slow tool, a crash, an echo and a tool that needs a URL opened first. It runs over stdio (the mcptest-server
 // command, built by Build) and over streamable HTTP (HTTP).
 package mcptest
@@ -10,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -166,6 +168,38 @@ func NewServer(opts Options) *mcp.Server {
 	elicitTool("open_link", "Authorize through a web page.", func(*mcp.CallToolRequest) *mcp.ElicitParams {
 		return &mcp.ElicitParams{Mode: "url", Message: "Authorize access", URL: "https://auth.example.com/authorize?state=x\x1b[31m", ElicitationID: "el-1"}
 	})
+
+	// two_step asks twice in one call: the environment, then a name.
+	s.AddTool(&mcp.Tool{Name: "two_step", Description: "Deploy after two questions.", InputSchema: obj(``)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			answer := func(key, field string) (string, bool) {
+				r, _ := req.Params.InputResponses[key].(*mcp.ElicitResult)
+				if r == nil {
+					return "", false
+				}
+				if r.Action != "accept" {
+					return r.Action, true
+				}
+				v, _ := r.Content[field].(string)
+				return v, true
+			}
+			state := req.Params.RequestState
+			if env, ok := answer("env", "env"); ok {
+				state = "env=" + env
+			}
+			if name, ok := answer("name", "name"); ok && strings.HasPrefix(state, "env=") {
+				return text(fmt.Sprintf("deployed %s to %s", name, strings.TrimPrefix(state, "env="))), nil
+			}
+			if strings.HasPrefix(state, "env=") {
+				return &mcp.CallToolResult{RequestState: state, InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{
+					Mode: "form", Message: "Name of the release?",
+					RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","title":"Release"}},"required":["name"]}`),
+				}}}, nil
+			}
+			return &mcp.CallToolResult{RequestState: "start", InputRequests: mcp.InputRequestMap{"env": &mcp.ElicitParams{
+				Mode: "form", Message: "Which environment?", RequestedSchema: json.RawMessage(ChooseEnvSchema),
+			}}}, nil
+		})
 
 	// authorize_first needs a person to open an address before its first
 	// call in a session runs (URLElicitationRequired, -32042).

@@ -1,6 +1,6 @@
 // Command mcptest-server is the MCP test server over stdio.
 //
-//	mcptest-server [-legacy] [-stderr TEXT] [-fail]
+//	mcptest-server [-legacy] [-stderr TEXT] [-fail] [-hang] [-pidfile FILE] [-ignoreterm]
 package main
 
 import (
@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/hitl-dev/hitl/exec/tools/mcp/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,7 +20,18 @@ func main() {
 	say := flag.String("stderr", "", "write this line to stderr at start")
 	fail := flag.Bool("fail", false, "write to stderr and exit 3 before the handshake")
 	hang := flag.Bool("hang", false, "never answer the handshake")
+	ignoreTerm := flag.Bool("ignoreterm", false, "ignore SIGTERM (to test that SIGKILL follows)")
+	pidfile := flag.String("pidfile", "", "write the server's pid to this file at start (tests check it is gone after)")
 	flag.Parse()
+	if *pidfile != "" {
+		if err := os.WriteFile(*pidfile, []byte(fmt.Sprintln(os.Getpid())), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "mcptest:", err)
+			os.Exit(1)
+		}
+	}
+	if *ignoreTerm {
+		signal.Ignore(syscall.SIGTERM)
+	}
 	if *say != "" {
 		fmt.Fprintln(os.Stderr, *say)
 	}

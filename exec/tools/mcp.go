@@ -1,0 +1,286 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hitl-dev/hitl/config"
+	hexec "github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/permissions/rule"
+	"github.com/hitl-dev/hitl/exec/tools/mcp"
+)
+
+// MCPServers are the started MCP servers of a run's agent (DESIGN §10).
+// Close them when the run ends, however it ends; Kill them on a hard exit.
+type MCPServers struct {
+	byToolset map[*config.Toolset]*mcp.Client
+	list      []*mcp.Client // in toolset order
+}
+
+// dockerEnviron names the variables a docker: server (the docker CLI)
+// inherits besides mcp.SafeEnviron: where the daemon is and how to reach it.
+var dockerEnviron = []string{"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY"}
+
+// lookPath finds docker (a variable for tests).
+var lookPath = exec.LookPath
+
+// StartMCP starts every MCP server of agent a, at once, each within its
+// bounded handshake. A server that cannot start is an error naming it with
+// the last lines of its stderr (*mcp.ServerError); then none is left
+// running. Two toolsets offering one tool name are an error naming both.
+func StartMCP(ctx context.Context, cfg *config.Config, a *config.Agent, d Deps) (*MCPServers, error) {
+	s := &MCPServers{byToolset: map[*config.Toolset]*mcp.Client{}}
+	var sets []*config.Toolset
+	for _, ts := range a.Toolsets {
+		if ts.Type == "mcp" {
+			sets = append(sets, ts)
+		}
+	}
+	if len(sets) == 0 {
+		return s, nil
+	}
+	clients := make([]*mcp.Client, len(sets))
+	errs := make([]error, len(sets))
+	var wg sync.WaitGroup
+	for i, ts := range sets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clients[i], errs[i] = startServer(ctx, ts, d)
+		}()
+	}
+	wg.Wait()
+	for i, c := range clients {
+		if c != nil {
+			s.byToolset[sets[i]] = c
+			s.list = append(s.list, c)
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("%s:%d:%d: toolset mcp: %w", cfg.Path, sets[i].Pos.Line, sets[i].Pos.Col, err)
+		}
+	}
+	if err := s.checkNames(cfg, a); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func startServer(ctx context.Context, ts *config.Toolset, d Deps) (*mcp.Client, error) {
+	srv := mcp.Server{
+		Name:      ts.Server,
+		Command:   ts.Command,
+		Args:      ts.Args,
+		Env:       ts.Env,
+		URL:       ts.URL,
+		Transport: ts.Transport,
+		Headers:   ts.Headers,
+		Tools:     ts.Filter,
+		Timeout:   ts.Timeout,
+	}
+	opts := mcp.Options{}
+	if d.Asker != nil {
+		opts.Asker = d.Asker
+	}
+	if d.Secrets != nil {
+		opts.Secrets = d.Secrets
+	}
+	if d.WorkingDir != "" {
+		opts.Roots = []string{d.WorkingDir}
+	}
+	if ts.Docker != "" {
+		docker, err := lookPath("docker")
+		if err != nil {
+			return nil, &mcp.ServerError{Server: ts.Server, What: "cannot start", Err: fmt.Errorf(
+				"ref: docker:%s runs the server through Docker's MCP gateway (docker mcp gateway run --servers %s), which needs the docker command; it is not on PATH. Install Docker Desktop (or the docker CLI with the mcp plugin), or give the server a command or a remote url",
+				ts.Docker, ts.Docker)}
+		}
+		srv.Command, srv.Args = docker, []string{"mcp", "gateway", "run", "--servers", ts.Docker}
+		opts.Environ = safeEnviron(append(append([]string(nil), mcp.SafeEnviron...), dockerEnviron...))
+	}
+	return mcp.Start(ctx, srv, opts)
+}
+
+func safeEnviron(names []string) []string {
+	env := []string{}
+	for _, k := range names {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// checkNames rejects a tool name offered by two toolsets: two servers, or a
+// server and a built-in toolset (whose names the config knows).
+func (s *MCPServers) checkNames(cfg *config.Config, a *config.Agent) error {
+	owner := map[string]string{}
+	describe := func(ts *config.Toolset) string {
+		if ts.Type == "mcp" {
+			return fmt.Sprintf("mcp server %s (line %d)", ts.Server, ts.Pos.Line)
+		}
+		return fmt.Sprintf("toolset %s (line %d)", ts.Type, ts.Pos.Line)
+	}
+	for _, ts := range a.Toolsets {
+		if ts.Type == "mcp" {
+			continue
+		}
+		for _, n := range ts.ToolNames() {
+			owner[n] = describe(ts)
+		}
+	}
+	for _, ts := range a.Toolsets {
+		c := s.byToolset[ts]
+		if c == nil {
+			continue
+		}
+		for _, t := range c.Tools() {
+			name := t.Spec().Name
+			if prev, ok := owner[name]; ok {
+				return fmt.Errorf("%s:%d:%d: agent %s: the tool %s is offered by two toolsets, %s and %s; filter one of them with tools: (or rename a built-in one with name:)",
+					cfg.Path, ts.Pos.Line, ts.Pos.Col, a.Name, name, prev, describe(ts))
+			}
+			owner[name] = describe(ts)
+		}
+	}
+	return nil
+}
+
+// Close stops every server (its whole process group) and waits for them.
+func (s *MCPServers) Close() error {
+	if s == nil {
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(s.list))
+	for i, c := range s.list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.Close()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Kill kills every stdio server's process group at once, without waiting:
+// for a hard exit (a second Ctrl-C).
+func (s *MCPServers) Kill() {
+	if s == nil {
+		return
+	}
+	for _, c := range s.list {
+		c.Kill()
+	}
+}
+
+// buildMCP gives the tools of an mcp toolset's started server.
+func buildMCP(ts *config.Toolset, d Deps) ([]hexec.Tool, error) {
+	if d.MCP == nil || d.MCP.byToolset[ts] == nil {
+		return nil, fmt.Errorf("the server %s was not started (tools.StartMCP)", ts.Server)
+	}
+	return d.MCP.byToolset[ts].Tools(), nil
+}
+
+// Server is the MCP server of a gated tool ("" for a built-in one), for
+// tool.call events.
+func (g *gated) Server() string {
+	if s, ok := g.Tool.(interface{ Server() string }); ok {
+		return s.Server()
+	}
+	return ""
+}
+
+// RuleWarnings lists the deny and ask rules about MCP tools that match none
+// of the run's tools once the servers have listed theirs (DESIGN §7): an
+// mcp:SERVER:… rule naming a server of agent a, or a bare rule naming no
+// built-in tool of any agent, that no tool of list matches. A typo there
+// would silently deny or ask nothing.
+func RuleWarnings(cfg *config.Config, a *config.Agent, list []hexec.Tool) []string {
+	servers := map[string]bool{}
+	for _, ts := range a.Toolsets {
+		if ts.Type == "mcp" {
+			servers[strings.ToLower(ts.Server)] = true
+		}
+	}
+	if len(servers) == 0 {
+		return nil
+	}
+	builtin := map[string]bool{}
+	for _, ag := range cfg.Agents {
+		for _, ts := range ag.Toolsets {
+			if ts.Type != "mcp" {
+				for _, n := range ts.ToolNames() {
+					builtin[n] = true
+				}
+			}
+		}
+	}
+	var names []string
+	for _, t := range list {
+		n := t.Spec().Name
+		names = append(names, n)
+		if s, ok := t.(interface{ Server() string }); ok && s.Server() != "" {
+			names = append(names, "mcp:"+s.Server()+":"+n)
+		}
+	}
+	var out []string
+	for _, l := range []struct {
+		name  string
+		rules []string
+	}{{"deny", cfg.Permissions.Deny}, {"ask", cfg.Permissions.Ask}} {
+		for _, text := range l.rules {
+			r, err := rule.Parse(text)
+			if err != nil {
+				continue
+			}
+			if server, ok := mcpServer(r.ToolGlob); ok {
+				if !servers[strings.ToLower(server)] {
+					continue // another agent's server, or a glob
+				}
+			} else if matchesAny(r, sortedKeys(builtin)) {
+				continue // a built-in tool: config checked it
+			}
+			if !matchesAny(r, names) {
+				out = append(out, fmt.Sprintf("permissions.%s rule %q matches none of the tools the MCP servers offer", l.name, text))
+			}
+		}
+	}
+	return out
+}
+
+func mcpServer(glob string) (string, bool) {
+	if len(glob) < 4 || !strings.EqualFold(glob[:4], "mcp:") {
+		return "", false
+	}
+	server, _, _ := strings.Cut(glob[4:], ":")
+	return server, true
+}
+
+func matchesAny(r rule.Rule, names []string) bool {
+	for _, n := range names {
+		if r.Tool.MatchString(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
