@@ -70,6 +70,10 @@ type ToolResultEvent struct {
 type PromptRequest struct {
 	Header
 	prompt.Question
+	// IsConsent says the answer can grant something (DESIGN §4): it is
+	// never defaulted, never answered by an index, and an answers-file
+	// entry must name it.
+	IsConsent bool `json:"consent"`
 }
 
 type PromptAnswer struct {

@@ -20,7 +20,7 @@ func (o *promptEvents) Requested(q prompt.Question) {
 	if q.Options == nil {
 		q.Options = []prompt.Option{} // every field of DESIGN §3 is present
 	}
-	o.sink.Emit(exec.Stamp(&exec.PromptRequest{Question: q}, "prompt.request", time.Now()))
+	o.sink.Emit(exec.Stamp(&exec.PromptRequest{Question: q, IsConsent: q.Consent.IsConsent()}, "prompt.request", time.Now()))
 }
 
 func (o *promptEvents) Answered(q prompt.Question, a prompt.Answer) {
