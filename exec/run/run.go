@@ -336,10 +336,11 @@ func (r *Run) tools(ctx context.Context, asker *prompt.Asker) (list []exec.Tool,
 
 // toolDeps is what the agent's toolsets need from the run.
 func (r *Run) toolDeps(asker *prompt.Asker) tools.Deps {
-	var approvals []string
+	var approvals, toolApprovals []string
 	var resumed []exec.Message
 	if r.loaded != nil {
 		approvals = r.loaded.Approvals
+		toolApprovals = r.loaded.ToolApprovals
 		resumed = r.state.Messages
 	}
 	hidden := model.KeyVars(r.cfg)
@@ -347,18 +348,20 @@ func (r *Run) toolDeps(asker *prompt.Asker) tools.Deps {
 		hidden = append(hidden, m.TokenKey) // a --model override's key variable
 	}
 	return tools.Deps{
-		WorkingDir:  r.opts.WorkingDir,
-		RunID:       r.runID,
-		Asker:       asker,
-		Secrets:     asker.Secrets,
-		Permissions: r.cfg.Permissions,
-		Yolo:        r.opts.Yolo,
-		HiddenEnv:   hidden,
-		Approvals:   approvals,
-		OnApproval:  r.journal.Approval,
-		Progress:    r.opts.Progress,
-		Resumed:     resumed,
-		Getenv:      r.getenv,
+		WorkingDir:     r.opts.WorkingDir,
+		RunID:          r.runID,
+		Asker:          asker,
+		Secrets:        asker.Secrets,
+		Permissions:    r.cfg.Permissions,
+		Yolo:           r.opts.Yolo,
+		HiddenEnv:      hidden,
+		Approvals:      approvals,
+		OnApproval:     r.journal.Approval,
+		ToolApprovals:  toolApprovals,
+		OnToolApproval: r.journal.ToolApproval,
+		Progress:       r.opts.Progress,
+		Resumed:        resumed,
+		Getenv:         r.getenv,
 	}
 }
 

@@ -30,6 +30,9 @@ type Loaded struct {
 	// LastPrompt is the number of the last question asked.
 	LastPrompt int
 	Approvals  []string
+	// ToolApprovals are the keys of other tools' calls approved for the
+	// session (exec.Approval.SessionKey).
+	ToolApprovals []string
 	// Secrets are the secret questions answered, by placeholder number.
 	Secrets []SecretQuestion
 	Status  exec.Status // the last end record; "" when none
@@ -169,7 +172,11 @@ func (l *Loaded) apply(rec record) {
 	case "secret":
 		l.Secrets = append(l.Secrets, *rec.Secret)
 	case "approval":
-		l.Approvals = append(l.Approvals, rec.Command)
+		if rec.Key != "" {
+			l.ToolApprovals = append(l.ToolApprovals, rec.Key)
+		} else {
+			l.Approvals = append(l.Approvals, rec.Command)
+		}
 	case "end":
 		l.Status = rec.Status
 	}

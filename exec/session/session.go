@@ -56,6 +56,9 @@ type record struct {
 	Answer   *prompt.Answer `json:"answer,omitempty"`
 
 	Command string `json:"command,omitempty"`
+	// Key is an approval "for this session" of another acting tool
+	// (exec.Approval.SessionKey: mcp:SERVER:TOOL, fetch origins).
+	Key string `json:"key,omitempty"`
 
 	// Secret is a secret question answered (never its value) and the
 	// number of its placeholder, so a resumed run can ask it again.

@@ -109,6 +109,12 @@ func (j *Journal) Approval(command string) {
 	j.write(record{Kind: "approval", Command: command})
 }
 
+// ToolApproval records a tool call approved for the session by its key
+// (exec.Approval.SessionKey).
+func (j *Journal) ToolApproval(key string) {
+	j.write(record{Kind: "approval", Key: key})
+}
+
 // End records how the run ended.
 func (j *Journal) End(s exec.Status) {
 	j.write(record{Kind: "end", Status: s})

@@ -30,6 +30,8 @@ type gated struct {
 type sessionApprovals struct {
 	mu   sync.Mutex
 	keys map[string]bool
+	// onAdd is told of each new key (the session journal), if set.
+	onAdd func(key string)
 }
 
 func (s *sessionApprovals) has(k string) bool {
@@ -39,6 +41,14 @@ func (s *sessionApprovals) has(k string) bool {
 }
 
 func (s *sessionApprovals) add(k string) {
+	s.restore(k)
+	if s.onAdd != nil {
+		s.onAdd(k)
+	}
+}
+
+// restore marks k approved without telling onAdd (a resumed run's).
+func (s *sessionApprovals) restore(k string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.keys == nil {

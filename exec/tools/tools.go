@@ -44,6 +44,11 @@ type Deps struct {
 	// OnApproval is told of each command line approved for the session
 	// (the session journal), if set.
 	OnApproval func(command string)
+	// ToolApprovals are the keys of other acting tools' calls approved for
+	// the session before (a resumed run); OnToolApproval is told of each
+	// new one (the session journal), if set.
+	ToolApprovals  []string
+	OnToolApproval func(key string)
 	// Progress shows a line of progress to a person (nil: none, as with
 	// --quiet or --json).
 	Progress func(msg string)
@@ -69,7 +74,10 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 	}
 	var out []exec.Tool
 	var callbacks *remote.Server // shared by the remote toolsets of the run
-	session := &sessionApprovals{}
+	session := &sessionApprovals{onAdd: d.OnToolApproval}
+	for _, k := range d.ToolApprovals {
+		session.restore(k)
+	}
 	for _, ts := range a.Toolsets {
 		if ts.Type == "remote" && callbacks == nil {
 			callbacks = remote.NewServer()
