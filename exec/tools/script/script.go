@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -85,10 +84,32 @@ type Toolset struct {
 	tools []*Tool
 }
 
-var (
-	toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	envName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+// validToolName: 1 to 64 of A-Z a-z 0-9 _ - (no regexp: compiled at
+// start-up, one would cost every hitl command, version included).
+func validToolName(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// validEnvName: a shell variable name, [A-Za-z_][A-Za-z0-9_]*.
+func validEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c == '_' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
 
 // reserved reports variable names an argument may not set: they change how
 // the shell or the dynamic loader runs code, or are hitl's own. Names are
@@ -131,7 +152,7 @@ func New(o Options) (*Toolset, error) {
 }
 
 func newTool(s *Toolset, name string, c Command) (*Tool, error) {
-	if !toolName.MatchString(name) {
+	if !validToolName(name) {
 		return nil, errors.New("a tool name has 1 to 64 letters, digits, _ or -")
 	}
 	if strings.TrimSpace(c.Cmd) == "" {
@@ -143,7 +164,7 @@ func newTool(s *Toolset, name string, c Command) (*Tool, error) {
 	props := make(map[string]any, len(c.Args))
 	for arg, def := range c.Args {
 		switch {
-		case !envName.MatchString(arg):
+		case !validEnvName(arg):
 			return nil, fmt.Errorf("args.%s: an argument reaches the command as an environment variable, so its name must be one: letters, digits and _, not starting with a digit", arg)
 		case reserved(arg):
 			return nil, fmt.Errorf("args.%s: the model may not set %s (it changes how commands run)", arg, arg)
