@@ -37,6 +37,10 @@ const (
 	DefaultGrace = 2 * time.Second
 	// maxTimeout bounds a call's timeout (and keeps it from overflowing).
 	maxTimeout = 24 * time.Hour
+	// MaxLine bounds a command line, in bytes: the longest argument Linux
+	// passes to a program (sh -c LINE), so no line that could run is
+	// refused, and checking a line stays within bounded memory.
+	MaxLine = 128<<10 - 1
 )
 
 // Checker decides shell lines (permissions.Checker): Shell before a line
@@ -136,6 +140,9 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 	}
 	if strings.TrimSpace(a.Cmd) == "" {
 		return errorResult("cmd is empty: give the command line to run"), nil
+	}
+	if len(a.Cmd) > MaxLine {
+		return errorResult("the command line is %d bytes long; at most %d are taken: write a long script to a file instead", len(a.Cmd), MaxLine), nil
 	}
 	dir, err := t.dir(a.Cwd)
 	if err != nil {

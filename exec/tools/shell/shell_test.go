@@ -403,3 +403,40 @@ func TestCancelledBeforeStart(t *testing.T) {
 		t.Errorf("err %v, want context.Canceled", err)
 	}
 }
+
+// TestLongLineRefused: a line longer than MaxLine is refused before it is
+// parsed or shown (DESIGN §1.10: bounded), unasked, allowed or not: parsing
+// a 16 MiB line of short words took gigabytes, and no shell could take it
+// (sh -c LINE fails past 128 KiB on Linux). A line of MaxLine bytes runs.
+func TestLongLineRefused(t *testing.T) {
+	long := "echo " + strings.Repeat("a ", MaxLine/2)
+	tests := []struct {
+		name  string
+		cmd   string
+		yolo  bool
+		allow []string
+		want  string
+		asked bool
+	}{
+		{name: "allowed unasked", cmd: long, allow: []string{"shell:cmd=echo*"}, want: fmt.Sprintf("the command line is %d bytes long; at most %d", len(long), MaxLine)},
+		{name: "yolo", cmd: long, yolo: true, want: "at most"},
+		{name: "needs a person", cmd: long, want: "at most"},
+		{name: "at the bound", cmd: long[:MaxLine], allow: []string{"shell:cmd=echo*"}, want: "a a a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asker := &fakeAsker{}
+			tool := New(Options{Asker: asker, Yolo: tt.yolo, Permissions: checker(t, tt.allow, nil, nil)})
+			res, err := call(t, tool, map[string]any{"cmd": tt.cmd})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(res.Text, tt.want) {
+				t.Errorf("result %.200q, want it to say %q", res.Text, tt.want)
+			}
+			if len(asker.questions) > 0 {
+				t.Errorf("asked %d questions, want none", len(asker.questions))
+			}
+		})
+	}
+}
