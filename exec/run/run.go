@@ -343,7 +343,9 @@ func (r *Run) toolDeps(asker *prompt.Asker) tools.Deps {
 		toolApprovals = r.loaded.ToolApprovals
 		resumed = r.state.Messages
 	}
-	hidden := model.KeyVars(r.cfg)
+	// Commands never see the model keys, nor the key that authenticates
+	// sessions (with it, a command could forge a session's approvals).
+	hidden := append(model.KeyVars(r.cfg), session.KeyEnv)
 	if m := r.opts.Model; m != nil && m.TokenKey != "" {
 		hidden = append(hidden, m.TokenKey) // a --model override's key variable
 	}

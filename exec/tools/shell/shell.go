@@ -37,6 +37,10 @@ const (
 	DefaultGrace = 2 * time.Second
 	// maxTimeout bounds a call's timeout (and keeps it from overflowing).
 	maxTimeout = 24 * time.Hour
+	// MaxLine bounds a command line, in bytes: the longest argument Linux
+	// passes to a program (sh -c LINE), so no line that could run is
+	// refused, and checking a line stays within bounded memory.
+	MaxLine = 128<<10 - 1
 )
 
 // Checker decides shell lines (permissions.Checker): Shell before a line
@@ -77,7 +81,9 @@ type Options struct {
 	// Yolo runs what no deny or ask rule stops, without asking.
 	Yolo bool
 	// OnApprove, if set, is told of each command line approved for the
-	// session (the session journal keeps them for hitl resume).
+	// session, as its key (the line, and the cwd it was approved in): the
+	// session journal keeps them for hitl resume, which gives them to
+	// Restore.
 	OnApprove func(line string)
 }
 
@@ -87,7 +93,7 @@ type Tool struct {
 	dialect permissions.Dialect
 
 	mu       sync.Mutex
-	approved map[string]bool // command lines approved for the session
+	approved map[string]bool // approvalKey of the lines approved for the session
 }
 
 // New returns the tool.
@@ -137,6 +143,12 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 	if strings.TrimSpace(a.Cmd) == "" {
 		return errorResult("cmd is empty: give the command line to run"), nil
 	}
+	if strings.IndexByte(a.Cmd, 0) >= 0 {
+		return errorResult("the command line holds a NUL byte, which no shell can take"), nil
+	}
+	if len(a.Cmd) > MaxLine {
+		return errorResult("the command line is %d bytes long; at most %d are taken: write a long script to a file instead", len(a.Cmd), MaxLine), nil
+	}
 	dir, err := t.dir(a.Cwd)
 	if err != nil {
 		return errorResult("%v", err), nil
@@ -150,7 +162,7 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 	}
 	var callArgs map[string]any
 	_ = json.Unmarshal(call.Arguments, &callArgs)
-	p, err := t.permit(ctx, call, a.Cmd, dir, callArgs)
+	p, err := t.permit(ctx, call, a.Cmd, a.Cwd, dir, callArgs)
 	switch {
 	case err != nil || p.refusal != nil:
 		return *p.refusal, err
@@ -172,7 +184,7 @@ func refused(r exec.Result) permission { return permission{refusal: &r} }
 
 // permit decides whether the command may run: deny wins over ask over allow;
 // then --yolo, then an approval for the session, then a person.
-func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, dir string, callArgs map[string]any) (permission, error) {
+func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir string, callArgs map[string]any) (permission, error) {
 	v := permissions.ShellVerdict{Verdict: permissions.Verdict{Reason: "no permissions rule allows it"}}
 	if t.opts.Permissions != nil {
 		v = t.opts.Permissions.Shell(Name, line, callArgs, t.dialect)
@@ -190,7 +202,8 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, dir string,
 			return permission{}, nil
 		}
 	}
-	if t.isApproved(line) {
+	key := approvalKey(line, cwd)
+	if t.isApproved(key) {
 		return permission{}, nil
 	}
 	q := prompt.ApprovalQuestion(fmt.Sprintf("Run this command?\n\n%s\n\nin %s", line, dir), true)
@@ -205,23 +218,35 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, dir string,
 	}
 	if ap.Session {
 		t.mu.Lock()
-		t.approved[line] = true
+		t.approved[key] = true
 		t.mu.Unlock()
 		if t.opts.OnApprove != nil {
-			t.opts.OnApprove(line)
+			t.opts.OnApprove(key)
 		}
 	}
 	return permission{}, nil
 }
 
-func (t *Tool) isApproved(line string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.approved[line]
+// approvalKey names a line approved for the session in the directory the
+// question showed: the call's cwd as given (relative to the toolset's
+// directory, so a session keeps its approvals on another machine). The
+// same line in another cwd is asked again. A line never holds a NUL byte,
+// so keys cannot collide.
+func approvalKey(line, cwd string) string {
+	if cwd == "" {
+		return line
+	}
+	return line + "\x00cwd=" + cwd
 }
 
-// Approved returns the command lines approved for the session, sorted, for
-// the session journal.
+func (t *Tool) isApproved(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.approved[key]
+}
+
+// Approved returns the keys of the command lines approved for the session
+// (approvalKey), sorted, for the session journal.
 func (t *Tool) Approved() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -233,7 +258,8 @@ func (t *Tool) Approved() []string {
 	return out
 }
 
-// Restore adds command lines approved for the session (a resumed run).
+// Restore adds the keys of command lines approved for the session (a
+// resumed run): what OnApprove was told.
 func (t *Tool) Restore(lines []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -403,3 +403,98 @@ func TestCancelledBeforeStart(t *testing.T) {
 		t.Errorf("err %v, want context.Canceled", err)
 	}
 }
+
+// TestLongLineRefused: a line longer than MaxLine is refused before it is
+// parsed or shown (DESIGN §1.10: bounded), unasked, allowed or not: parsing
+// a 16 MiB line of short words took gigabytes, and no shell could take it
+// (sh -c LINE fails past 128 KiB on Linux). A line of MaxLine bytes runs.
+func TestLongLineRefused(t *testing.T) {
+	long := "echo " + strings.Repeat("a ", MaxLine/2)
+	tests := []struct {
+		name  string
+		cmd   string
+		yolo  bool
+		allow []string
+		want  string
+		asked bool
+	}{
+		{name: "allowed unasked", cmd: long, allow: []string{"shell:cmd=echo*"}, want: fmt.Sprintf("the command line is %d bytes long; at most %d", len(long), MaxLine)},
+		{name: "yolo", cmd: long, yolo: true, want: "at most"},
+		{name: "needs a person", cmd: long, want: "at most"},
+		{name: "at the bound", cmd: long[:MaxLine], allow: []string{"shell:cmd=echo*"}, want: "a a a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asker := &fakeAsker{}
+			tool := New(Options{Asker: asker, Yolo: tt.yolo, Permissions: checker(t, tt.allow, nil, nil)})
+			res, err := call(t, tool, map[string]any{"cmd": tt.cmd})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(res.Text, tt.want) {
+				t.Errorf("result %.200q, want it to say %q", res.Text, tt.want)
+			}
+			if len(asker.questions) > 0 {
+				t.Errorf("asked %d questions, want none", len(asker.questions))
+			}
+		})
+	}
+}
+
+// TestSessionApprovalIsForItsDir: an approval "for the session" is for the
+// line in the directory the question showed ("in DIR"): the same line in
+// another cwd is asked again, since a relative command means something else
+// there. A line holding a NUL byte, which no shell can take, is refused.
+func TestSessionApprovalIsForItsDir(t *testing.T) {
+	base := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		if err := os.Mkdir(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asker := &fakeAsker{answers: []prompt.Answer{choose("session"), choose("no")}}
+	var journal []string
+	tool := New(Options{BaseDir: base, Asker: asker, OnApprove: func(k string) { journal = append(journal, k) }})
+	steps := []struct {
+		cwd       string
+		wantAsked int
+		wantRun   bool
+	}{
+		{cwd: "a", wantAsked: 1, wantRun: true},
+		{cwd: "a", wantAsked: 1, wantRun: true},  // approved for the session in a
+		{cwd: "b", wantAsked: 2, wantRun: false}, // asked again in b, and refused
+		{cwd: "", wantAsked: 3, wantRun: false},  // nobody left to ask
+	}
+	for i, s := range steps {
+		res, err := call(t, tool, map[string]any{"cmd": "touch made", "cwd": s.cwd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(asker.questions) != s.wantAsked {
+			t.Errorf("step %d (cwd %q): %d questions asked, want %d", i, s.cwd, len(asker.questions), s.wantAsked)
+		}
+		dir := filepath.Join(base, s.cwd)
+		_, statErr := os.Stat(filepath.Join(dir, "made"))
+		if ran := statErr == nil; ran != s.wantRun {
+			t.Errorf("step %d (cwd %q): ran = %v, want %v (%s)", i, s.cwd, ran, s.wantRun, res.Text)
+		}
+	}
+	// The journal's keys restore the same approvals, and only those.
+	resumed := New(Options{BaseDir: base, Asker: &fakeAsker{}})
+	resumed.Restore(journal)
+	for _, s := range []struct {
+		cwd  string
+		want bool
+	}{{"a", true}, {"b", false}, {"", false}} {
+		os.Remove(filepath.Join(base, s.cwd, "made"))
+		_, _ = call(t, resumed, map[string]any{"cmd": "touch made", "cwd": s.cwd})
+		if _, err := os.Stat(filepath.Join(base, s.cwd, "made")); (err == nil) != s.want {
+			t.Errorf("resumed, cwd %q: ran = %v, want %v", s.cwd, err == nil, s.want)
+		}
+	}
+
+	res, err := call(t, New(Options{Yolo: true}), map[string]any{"cmd": "echo a\x00b"})
+	if err != nil || !res.IsError || !strings.Contains(res.Text, "NUL") {
+		t.Errorf("a line with a NUL byte: %+v, %v; want an error result naming the NUL byte", res, err)
+	}
+}
