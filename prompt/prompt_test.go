@@ -516,5 +516,5 @@ func TestAskerIDsNeverReused(t *testing.T) {
 
 type idObserver struct{ ids []string }
 
-func (o *idObserver) Requested(q Question)     { o.ids = append(o.ids, q.ID) }
+func (o *idObserver) Requested(q Question)      { o.ids = append(o.ids, q.ID) }
 func (o *idObserver) Answered(Question, Answer) {}
