@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/prompt"
+	"github.com/hitl-dev/hitl/termtext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -54,8 +55,36 @@ type kept struct {
 }
 
 // stateRejected is a server's error to a call continued from a kept state
-// (expired, unknown to a restarted server).
-type stateRejected struct{ err error }
+// (expired, unknown to a restarted server), with the round answered for it:
+// the call made afresh does not ask the same questions twice.
+type stateRejected struct {
+	err      error
+	answered *answered
+}
+
+// answered is a round's input requests and the responses given to them.
+type answered struct {
+	requests  sdk.InputRequestMap
+	responses sdk.InputResponseMap
+}
+
+// reuse is the response given to the request key when the same request was
+// answered before in this run (nil: none).
+func (a *answered) reuse(key string, ir sdk.InputRequest) *sdk.ElicitResult {
+	if a == nil {
+		return nil
+	}
+	r, ok := a.responses[key].(*sdk.ElicitResult)
+	if !ok || a.requests[key] == nil {
+		return nil
+	}
+	before, err1 := json.Marshal(a.requests[key])
+	now, err2 := json.Marshal(ir)
+	if err1 != nil || err2 != nil || string(before) != string(now) {
+		return nil
+	}
+	return r
+}
 
 func (e *stateRejected) Error() string { return e.err.Error() }
 func (e *stateRejected) Unwrap() error { return e.err }
@@ -71,27 +100,35 @@ func (e *abandoned) Error() string { return e.why }
 // call afresh, and a person is told.
 func (c *Client) callRounds(ctx context.Context, st *callState, params *sdk.CallToolParams) (*sdk.CallToolResult, error) {
 	if from := c.keptState(st); from != nil {
-		res, err := c.rounds(ctx, st, params, from)
+		res, err := c.rounds(ctx, st, params, from, nil)
 		var rej *stateRejected
 		if !errors.As(err, &rej) {
 			return res, err
 		}
+		why := rej.err.Error()
+		var rpc *jsonrpc.Error
+		if errors.As(rej.err, &rpc) {
+			why = rpc.Message
+		}
 		c.notice(fmt.Sprintf("the MCP server %s did not accept the state of the call of %s kept in the session (%s): calling the tool again from its start",
-			c.name, st.tool, c.mask(rej.err.Error())))
+			c.name, st.tool, termtext.Line(c.mask(why))))
 		c.keep(st.callID, nil)
+		return c.rounds(ctx, st, params, nil, rej.answered)
 	}
-	return c.rounds(ctx, st, params, nil)
+	return c.rounds(ctx, st, params, nil, nil)
 }
 
 // rounds calls the tool and, while the server answers that it needs input,
 // asks for it and calls again with the responses and the request state.
 // With from, the first round is the one a stopped run kept: its questions
 // are asked (those answered before the stop are not) and the call goes on
-// from its state. An error from the asker keeps the round's state
+// from its state. before, when set, answers the first round's requests it
+// answered already. An error from the asker keeps the round's state
 // (Options.Keep) and ends the call.
-func (c *Client) rounds(ctx context.Context, st *callState, params *sdk.CallToolParams, from *kept) (*sdk.CallToolResult, error) {
+func (c *Client) rounds(ctx context.Context, st *callState, params *sdk.CallToolParams, from *kept, before *answered) (*sdk.CallToolResult, error) {
 	p := *params
 	busy := 0
+	var last *answered
 	for round := 1; ; round++ {
 		var reqs sdk.InputRequestMap
 		var state string
@@ -102,9 +139,12 @@ func (c *Client) rounds(ctx context.Context, st *callState, params *sdk.CallTool
 		} else {
 			res, err := c.session.CallTool(ctx, &p)
 			if err != nil && round == 2 && from != nil && serverRefused(err) && ctx.Err() == nil {
-				return nil, &stateRejected{err: err}
+				return nil, &stateRejected{err: err, answered: last}
 			}
-			if err != nil || !res.NeedsInput() {
+			// Input requests without the input_required type too, as the
+			// SDK's own loop has it: a server on 2025-11-25 asks its first
+			// round with elicitation/create, and may return the next one.
+			if err != nil || (!res.NeedsInput() && res.InputRequests == nil) {
 				return res, err
 			}
 			if round >= maxRounds {
@@ -125,10 +165,12 @@ func (c *Client) rounds(ctx context.Context, st *callState, params *sdk.CallTool
 			busy = 0
 			reqs, state = res.InputRequests, res.RequestState
 		}
-		responses, err := c.fulfil(ctx, st, reqs, state, given, ids)
+		responses, err := c.fulfil(ctx, st, reqs, state, given, ids, before)
 		if err != nil {
 			return nil, err
 		}
+		before = nil
+		last = &answered{requests: reqs, responses: responses}
 		p.InputResponses, p.RequestState = responses, state
 	}
 }
@@ -146,7 +188,7 @@ func serverRefused(err error) bool {
 // When the asker fails (nobody answered under --unanswered stop, an
 // interrupt), the round is kept for a resume.
 func (c *Client) fulfil(ctx context.Context, st *callState, reqs sdk.InputRequestMap, state string,
-	given map[string]*sdk.ElicitResult, ids map[string]string,
+	given map[string]*sdk.ElicitResult, ids map[string]string, before *answered,
 ) (sdk.InputResponseMap, error) {
 	keys := make([]string, 0, len(reqs))
 	for k := range reqs {
@@ -159,9 +201,15 @@ func (c *Client) fulfil(ctx context.Context, st *callState, reqs sdk.InputReques
 	for _, k := range keys {
 		switch ir := reqs[k].(type) {
 		case *sdk.ElicitParams:
-			if r, ok := given[k]; ok && r != nil {
+			r := given[k]
+			if r == nil {
+				r = before.reuse(k, ir)
+			}
+			if r != nil {
 				responses[k] = r
-				keep.Responses[k] = r
+				if !secretForm(ir) {
+					keep.Responses[k] = r
+				}
 				continue
 			}
 			if c.opts.Asker == nil {
@@ -175,7 +223,8 @@ func (c *Client) fulfil(ctx context.Context, st *callState, reqs sdk.InputReques
 			if id != "" {
 				keep.PromptIDs[k] = id
 			}
-			r, err := c.answer(ctx, st, ir, id)
+			var err error
+			r, err = c.answer(ctx, st, ir, id)
 			if err != nil {
 				var rpc *jsonrpc.Error
 				if !errors.As(err, &rpc) {
@@ -183,6 +232,7 @@ func (c *Client) fulfil(ctx context.Context, st *callState, reqs sdk.InputReques
 				}
 				return nil, err
 			}
+			withDefaults(ir, r)
 			responses[k] = r
 			if !secretForm(ir) {
 				keep.Responses[k] = r
@@ -196,6 +246,36 @@ func (c *Client) fulfil(ctx context.Context, st *callState, reqs sdk.InputReques
 		}
 	}
 	return responses, nil
+}
+
+// withDefaults adds to an accepted form's content the defaults of the
+// fields it leaves out, as the SDK's own elicitation path does (the
+// requested schema is flat: a default is a property's).
+func withDefaults(p *sdk.ElicitParams, r *sdk.ElicitResult) {
+	if r.Action != string(prompt.Accept) || r.Content == nil || p.RequestedSchema == nil {
+		return
+	}
+	raw, err := json.Marshal(p.RequestedSchema)
+	if err != nil {
+		return
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(raw, &schema) != nil {
+		return
+	}
+	for name, prop := range schema.Properties {
+		if _, ok := r.Content[name]; ok || len(prop.Default) == 0 {
+			continue
+		}
+		var v any
+		if json.Unmarshal(prop.Default, &v) == nil {
+			r.Content[name] = v
+		}
+	}
 }
 
 // secretForm reports whether an elicitation asks for a secret (a field

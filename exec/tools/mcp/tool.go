@@ -188,7 +188,7 @@ func (c *Client) call(ctx context.Context, tool, callID string, args map[string]
 				"the MCP server %s needs a person to open an address before %s can run; they did not, so the call was not made.",
 				c.name, tool)}, nil
 		} else {
-			res, err = c.rounds(callCtx, st, params, nil)
+			res, err = c.rounds(callCtx, st, params, nil, nil)
 		}
 	}
 	if ferr := st.failure(); ferr != nil {
