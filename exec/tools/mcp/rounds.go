@@ -309,12 +309,57 @@ func (c *Client) keepRound(st *callState, k *kept) {
 		c.keep(st.callID, nil)
 		return
 	}
-	if c.opts.Secrets != nil && c.opts.Secrets.Mask(string(data)) != string(data) {
+	if len(data) > maxKept {
+		c.notice(fmt.Sprintf("the state of the call of %s is larger than %d bytes, so it is not kept in the session: on resume the tool is called again from its start", st.tool, maxKept))
+		c.keep(st.callID, nil)
+		return
+	}
+	if c.holdsSecret(data) {
 		c.notice(fmt.Sprintf("the state of the call of %s holds a secret value, so it is not kept in the session: on resume the tool is called again from its start", st.tool))
 		c.keep(st.callID, nil)
 		return
 	}
 	c.keep(st.callID, data)
+}
+
+// maxKept bounds the state a call keeps in the session (a server's request
+// state is opaque and may be of any size; the session must stay readable).
+const maxKept = 1 << 20
+
+// holdsSecret reports whether a secret value of the run is in the JSON
+// data: in its text, or in any string of it (where JSON escapes the value).
+func (c *Client) holdsSecret(data []byte) bool {
+	if c.opts.Secrets == nil {
+		return false
+	}
+	if c.opts.Secrets.Mask(string(data)) != string(data) {
+		return true
+	}
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return true
+	}
+	var found func(any) bool
+	found = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			return c.opts.Secrets.Mask(v) != v
+		case map[string]any:
+			for k, x := range v {
+				if found(k) || found(x) {
+					return true
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if found(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return found(v)
 }
 
 func (c *Client) keep(callID string, state json.RawMessage) {

@@ -296,24 +296,55 @@ func TestRoundsKeepAnswersGiven(t *testing.T) {
 	}
 }
 
-// A state that holds a secret value (a server echoing one) is not kept: the
-// resumed run calls the tool again.
+// A state that holds a secret value (a server echoing one, JSON-escaped
+// or not) is not kept: the resumed run calls the tool again.
 func TestRoundsStateWithSecretNotKept(t *testing.T) {
 	server := roundServers[1].server(t, false, false)
-	k := &keeper{states: map[string]json.RawMessage{"call_1": json.RawMessage(`{"old":true}`)}}
-	front := &byMessage{}
-	secrets := &prompt.Secrets{}
-	p := secrets.Add("web-secret-9")
-	a := &prompt.Asker{FrontEnd: front, Unanswered: prompt.UnansweredStop, Secrets: secrets}
-	var notices []string
-	c := start(t, server(), Options{Asker: a, Secrets: secrets, Keep: k.keep, Notice: func(m string) { notices = append(notices, m) }})
-	if _, err := callID(t, c, "provision", "call_1", `{"name":"`+p+`"}`); !errors.As(err, new(*prompt.StopError)) {
-		t.Fatalf("err = %v, want a stop", err)
+	for _, secret := range []string{"web-secret-9", `we"b\sec<ret>`} {
+		t.Run(secret, func(t *testing.T) {
+			k := &keeper{states: map[string]json.RawMessage{"call_1": json.RawMessage(`{"old":true}`)}}
+			secrets := &prompt.Secrets{}
+			p := secrets.Add(secret)
+			a := &prompt.Asker{FrontEnd: &byMessage{}, Unanswered: prompt.UnansweredStop, Secrets: secrets}
+			var notices []string
+			c := start(t, server(), Options{Asker: a, Secrets: secrets, Keep: k.keep, Notice: func(m string) { notices = append(notices, m) }})
+			if _, err := callID(t, c, "provision", "call_1", `{"name":"`+p+`"}`); !errors.As(err, new(*prompt.StopError)) {
+				t.Fatalf("err = %v, want a stop", err)
+			}
+			if _, ok := k.states["call_1"]; ok || k.calls != 1 {
+				t.Errorf("states %s (%d calls of Keep), want the call's state forgotten", k.states, k.calls)
+			}
+			if len(notices) != 1 || !strings.Contains(notices[0], "holds a secret value") || strings.Contains(notices[0], secret) {
+				t.Errorf("notices %q", notices)
+			}
+		})
 	}
-	if _, ok := k.states["call_1"]; ok || k.calls != 1 {
-		t.Errorf("states %s (%d calls of Keep), want the call's state forgotten", k.states, k.calls)
+}
+
+// What a call keeps is bounded: a state too large for the session, or one
+// that is not JSON, is not kept.
+func TestKeepRoundBounds(t *testing.T) {
+	tests := []struct {
+		name  string
+		state string
+		kept  bool
+	}{
+		{"small", "abc", true},
+		{"too large", strings.Repeat("x", maxKept), false},
 	}
-	if len(notices) != 1 || !strings.Contains(notices[0], "holds a secret value") || strings.Contains(notices[0], "web-secret-9") {
-		t.Errorf("notices %q", notices)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := &keeper{states: map[string]json.RawMessage{}}
+			var notices []string
+			c := &Client{name: "s", opts: Options{Keep: k.keep, Notice: func(m string) { notices = append(notices, m) }}}
+			st := &callState{tool: "t", callID: "c1"}
+			c.keepRound(st, &kept{Server: "s", Tool: "t", RequestState: tt.state, Requests: sdk.InputRequestMap{"a": &sdk.ElicitParams{Message: "?"}}})
+			if _, ok := k.states["c1"]; ok != tt.kept || k.calls != 1 {
+				t.Errorf("kept %v (%d calls), want %v", ok, k.calls, tt.kept)
+			}
+			if !tt.kept && (len(notices) != 1 || !strings.Contains(notices[0], "larger than")) {
+				t.Errorf("notices %q", notices)
+			}
+		})
 	}
 }
