@@ -12,7 +12,8 @@ import (
 // The MCP test server (exec/tools/mcp/mcptest) for the scripts: the stdio
 // command mcptest-server, built once and put on PATH (its path is also
 // $MCPTEST), and a streamable HTTP / SSE server per script at $MCP_URL and
-// $MCP_SSE.
+// $MCP_SSE, and its stateless endpoint (protocol 2026-07-28) at
+// $MCP_STATELESS.
 var mcpServer struct {
 	once sync.Once
 	dir  string
@@ -37,6 +38,7 @@ func init() {
 		env.Defer(h.Close)
 		env.Setenv("MCP_URL", h.URL)
 		env.Setenv("MCP_SSE", h.SSE)
+		env.Setenv("MCP_STATELESS", h.Stateless) // the endpoint on protocol 2026-07-28
 		return nil
 	})
 	mainCleanups = append(mainCleanups, func() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -81,6 +82,23 @@ func (a *Asker) newID() string {
 	return fmt.Sprintf("p%d", a.next)
 }
 
+// NewID takes the next question id (pN), for a caller that must know a
+// question's id before asking it (an MCP call keeping the ids of its
+// questions in the session, to ask them again under them on resume).
+func (a *Asker) NewID() string { return a.newID() }
+
+// seen makes sure a question asked under an id of its caller's (pN) is
+// never followed by another under the same id.
+func (a *Asker) seen(id string) {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "p"))
+	if err != nil || !strings.HasPrefix(id, "p") {
+		return
+	}
+	a.mu.Lock()
+	a.next = max(a.next, n)
+	a.mu.Unlock()
+}
+
 // Ask asks q (under q.ID when the caller set one, else the next pN) and
 // returns its answer, canonical and with secrets replaced by
 // placeholders. Errors: *StopError (the policy is stop), *BadAnswerError,
@@ -91,6 +109,8 @@ func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
 	}
 	if q.ID == "" {
 		q.ID = a.newID()
+	} else {
+		a.seen(q.ID)
 	}
 	if a.Observer != nil {
 		a.Observer.Requested(q)

@@ -480,3 +480,41 @@ func TestSecretsReserveIgnoresHugeNumbers(t *testing.T) {
 		t.Fatalf("Add = %s, want $HITL_SECRET_4", p)
 	}
 }
+
+// A question asked under an id of the caller's (a resumed MCP call asking
+// its kept questions again) is never followed by another under that id.
+func TestAskerIDsNeverReused(t *testing.T) {
+	tests := []struct {
+		name  string
+		given []string // ids of the questions asked, "" for the next one
+		want  []string // the ids they had
+	}{
+		{"numbered in order", []string{"", "", ""}, []string{"p1", "p2", "p3"}},
+		{"an id ahead moves the counter", []string{"", "p5", ""}, []string{"p1", "p5", "p6"}},
+		{"an id behind does not", []string{"", "", "p1", ""}, []string{"p1", "p2", "p1", "p3"}},
+		{"a secret's id is not counted", []string{"s7", ""}, []string{"s7", "p1"}},
+		{"NewID takes an id", []string{"new", ""}, []string{"p1", "p2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := &idObserver{}
+			a := &Asker{Unanswered: UnansweredCancel, Observer: obs}
+			for _, id := range tt.given {
+				if id == "new" {
+					id = a.NewID()
+				}
+				if _, err := a.Ask(context.Background(), Question{Kind: KindText, ID: id}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if strings.Join(obs.ids, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("ids %v, want %v", obs.ids, tt.want)
+			}
+		})
+	}
+}
+
+type idObserver struct{ ids []string }
+
+func (o *idObserver) Requested(q Question)      { o.ids = append(o.ids, q.ID) }
+func (o *idObserver) Answered(Question, Answer) {}

@@ -9,6 +9,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -338,10 +339,12 @@ func (r *Run) tools(ctx context.Context, asker *prompt.Asker) (list []exec.Tool,
 func (r *Run) toolDeps(asker *prompt.Asker) tools.Deps {
 	var approvals, toolApprovals []string
 	var resumed []exec.Message
+	var callStates map[string]json.RawMessage
 	if r.loaded != nil {
 		approvals = r.loaded.Approvals
 		toolApprovals = r.loaded.ToolApprovals
 		resumed = r.state.Messages
+		callStates = r.loaded.CallStates
 	}
 	// Commands never see the model keys, nor the key that authenticates
 	// sessions (with it, a command could forge a session's approvals).
@@ -363,6 +366,9 @@ func (r *Run) toolDeps(asker *prompt.Asker) tools.Deps {
 		OnToolApproval: r.journal.ToolApproval,
 		Progress:       r.opts.Progress,
 		Resumed:        resumed,
+		CallStates:     callStates,
+		OnCallState:    r.journal.CallState,
+		Notice:         func(msg string) { r.notice("%s", msg) },
 		Getenv:         r.getenv,
 	}
 }

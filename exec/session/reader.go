@@ -35,7 +35,10 @@ type Loaded struct {
 	ToolApprovals []string
 	// Secrets are the secret questions answered, by placeholder number.
 	Secrets []SecretQuestion
-	Status  exec.Status // the last end record; "" when none
+	// CallStates are what tools kept of calls the run stopped in the
+	// middle of, by call id (the last record of each call).
+	CallStates map[string]json.RawMessage
+	Status     exec.Status // the last end record; "" when none
 
 	size int64 // bytes of the whole records read (a torn last line is not)
 }
@@ -72,7 +75,10 @@ func Open(path string, key Key) (*Journal, *Loaded, error) {
 // read loads a journal; with c set, every record must carry its MAC in
 // the chain (DESIGN §5: a session carries no authority of its own).
 func read(r io.Reader, path string, c *chain) (*Loaded, error) {
-	l := &Loaded{Answers: map[string]map[int]prompt.Answer{}, AnswerIDs: map[string]map[int]string{}, FirstPrompt: map[string]int{}}
+	l := &Loaded{
+		Answers: map[string]map[int]prompt.Answer{}, AnswerIDs: map[string]map[int]string{},
+		FirstPrompt: map[string]int{}, CallStates: map[string]json.RawMessage{},
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
 	n := 0
@@ -136,6 +142,8 @@ func (r record) check(n int) error {
 		return errors.New("an answer record without its answer")
 	case r.Kind == "secret" && r.Secret == nil:
 		return errors.New("a secret record without its question")
+	case r.Kind == "call_state" && r.CallID == "":
+		return errors.New("a call_state record without its call id")
 	}
 	return nil
 }
@@ -176,6 +184,12 @@ func (l *Loaded) apply(rec record) {
 			l.ToolApprovals = append(l.ToolApprovals, rec.Key)
 		} else {
 			l.Approvals = append(l.Approvals, rec.Command)
+		}
+	case "call_state":
+		if len(rec.CallState) == 0 || string(rec.CallState) == "null" {
+			delete(l.CallStates, rec.CallID)
+		} else {
+			l.CallStates[rec.CallID] = rec.CallState
 		}
 	case "end":
 		l.Status = rec.Status

@@ -41,7 +41,7 @@ type Header struct {
 
 // record is one line of the journal.
 type record struct {
-	Kind string `json:"kind"` // header, message, question, answer, approval, end
+	Kind string `json:"kind"` // header, message, question, answer, secret, approval, call_state, end
 
 	Header *Header `json:"header,omitempty"`
 
@@ -63,6 +63,12 @@ type record struct {
 	// Secret is a secret question answered (never its value) and the
 	// number of its placeholder, so a resumed run can ask it again.
 	Secret *SecretQuestion `json:"secret,omitempty"`
+
+	// CallState is what a tool keeps of its call CallID when the run
+	// stops in the middle of it (kind call_state): an MCP server's request
+	// state and the questions it waits on, never a secret value. Empty: the
+	// call keeps nothing (any earlier state of it is forgotten).
+	CallState json.RawMessage `json:"call_state,omitempty"`
 
 	Status exec.Status `json:"status,omitempty"`
 }

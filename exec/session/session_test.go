@@ -181,3 +181,32 @@ func TestTornLastLineIsCutOff(t *testing.T) {
 		j.Close()
 	}
 }
+
+// A call's kept state is read back by call id; the last record of a call
+// wins, and an empty one forgets it.
+func TestJournalCallStates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	key := testKey("0123456789abcdef")
+	j, err := Create(path, Header{RunID: "r1", AgentFile: "a.yaml", Agent: "root"}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.CallState("c1", json.RawMessage(`{"request_state":"one"}`))
+	j.CallState("c2", json.RawMessage(`{"request_state":"a"}`))
+	j.CallState("c1", json.RawMessage(`{"request_state":"two"}`))
+	j.CallState("c2", nil)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j2, l, err := Open(path, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	if got := string(l.CallStates["c1"]); got != `{"request_state":"two"}` {
+		t.Errorf("c1 state %s, want the last one", got)
+	}
+	if _, ok := l.CallStates["c2"]; ok {
+		t.Error("c2's state was not forgotten")
+	}
+}

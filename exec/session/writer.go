@@ -115,6 +115,14 @@ func (j *Journal) ToolApproval(key string) {
 	j.write(record{Kind: "approval", Key: key})
 }
 
+// CallState records what a tool keeps of the call callID as the run stops
+// in the middle of it (an MCP call whose server waits for input), for a
+// resumed run to continue the call with; nil forgets what was kept. The
+// caller keeps secret values out of it.
+func (j *Journal) CallState(callID string, state json.RawMessage) {
+	j.write(record{Kind: "call_state", CallID: callID, CallState: state})
+}
+
 // End records how the run ended.
 func (j *Journal) End(s exec.Status) {
 	j.write(record{Kind: "end", Status: s})

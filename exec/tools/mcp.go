@@ -97,6 +97,7 @@ func startServer(ctx context.Context, ts *config.Toolset, d Deps) (*mcp.Client, 
 	if d.WorkingDir != "" {
 		opts.Roots = []string{d.WorkingDir}
 	}
+	opts.Kept, opts.Keep, opts.Notice = d.CallStates, d.OnCallState, d.Notice
 	if ts.Docker != "" {
 		docker, err := lookPath("docker")
 		if err != nil {

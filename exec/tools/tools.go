@@ -2,6 +2,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +61,14 @@ type Deps struct {
 	Getenv func(string) string
 	// MCP are the agent's MCP servers, started by StartMCP.
 	MCP *MCPServers
+	// CallStates are what MCP calls kept when the run stopped in the
+	// middle of them, by call id (a resumed run); OnCallState is told of
+	// each call that keeps one (the session journal), if set.
+	CallStates  map[string]json.RawMessage
+	OnCallState func(callID string, state json.RawMessage)
+	// Notice tells a person what they must know that is not an event
+	// (stderr), if set.
+	Notice func(msg string)
 }
 
 // Build returns the tools of agent a, in toolset order.

@@ -24,6 +24,13 @@ func (c *Client) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 		// tie a question, or a stopped run, to.
 		return &sdk.ElicitResult{Action: string(prompt.Decline)}, nil
 	}
+	return c.answer(ctx, st, req.Params, "")
+}
+
+// answer asks the elicitation p of the call st (under the question id id;
+// "": the asker's next). The call's timeout stands still while the person
+// is asked. An error from the asker ends the call (st.fail).
+func (c *Client) answer(ctx context.Context, st *callState, p *sdk.ElicitParams, id string) (*sdk.ElicitResult, error) {
 	st.deadline.pause()
 	defer st.deadline.resume()
 	// The question ends when the call does (the run is cancelled).
@@ -31,7 +38,6 @@ func (c *Client) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 	defer cancel()
 	defer context.AfterFunc(st.ctx, cancel)()
 
-	p := req.Params
 	mode := p.Mode
 	if mode == "" {
 		mode = "form"
@@ -43,13 +49,13 @@ func (c *Client) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 	var err error
 	switch mode {
 	case "url":
-		res, err = c.askURL(ctx, st, p)
+		res, err = c.askURL(ctx, st, p, id)
 	case "form":
 		q, single, perr := formQuestion(p)
 		if perr != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "hitl cannot ask this elicitation: " + perr.Error()}
 		}
-		res, err = c.askForm(ctx, st, q, single)
+		res, err = c.askForm(ctx, st, q, single, id)
 	default:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unsupported elicitation mode %q", mode)}
 	}
@@ -61,8 +67,8 @@ func (c *Client) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 }
 
 // callOf finds the call an elicitation belongs to: the call whose context
-// carries it (a 2026-07-28 input-required result), else the one call in
-// flight (elicitation/create sent during a call).
+// carries it, else the one call in flight (elicitation/create sent during a
+// call, protocol 2025-11-25).
 func (c *Client) callOf(ctx context.Context) *callState {
 	if st, ok := ctx.Value(callKey{}).(*callState); ok {
 		return st
@@ -111,9 +117,9 @@ func formQuestion(p *sdk.ElicitParams) (form, string, error) {
 	return f, f.single, nil
 }
 
-func (c *Client) askForm(ctx context.Context, st *callState, f form, single string) (*sdk.ElicitResult, error) {
+func (c *Client) askForm(ctx context.Context, st *callState, f form, single, id string) (*sdk.ElicitResult, error) {
 	q := f.asked
-	q.Tool, q.CallID, q.Server = st.tool, st.callID, c.name
+	q.Tool, q.CallID, q.Server, q.ID = st.tool, st.callID, c.name, id
 	if q.Title == "" {
 		q.Title = fmt.Sprintf("%s (MCP server %s) asks", st.tool, c.name)
 	}
@@ -172,7 +178,7 @@ func (c *Client) askForm(ctx context.Context, st *callState, f form, single stri
 }
 
 // askURL asks a person to open an address themselves: hitl never opens it.
-func (c *Client) askURL(ctx context.Context, st *callState, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+func (c *Client) askURL(ctx context.Context, st *callState, p *sdk.ElicitParams, id string) (*sdk.ElicitResult, error) {
 	msg := ""
 	if p.Message != "" {
 		msg = p.Message + "\n\n"
@@ -183,7 +189,7 @@ func (c *Client) askURL(ctx context.Context, st *callState, p *sdk.ElicitParams)
 		Kind: prompt.KindConfirm, Consent: prompt.ConsentConfirm,
 		Title:   fmt.Sprintf("%s (MCP server %s) asks you to open a web page", st.tool, c.name),
 		Message: msg,
-		Tool:    st.tool, CallID: st.callID, Server: c.name,
+		Tool:    st.tool, CallID: st.callID, Server: c.name, ID: id,
 	}
 	ans, err := c.opts.Asker.Ask(ctx, q)
 	if err != nil {
@@ -242,7 +248,7 @@ func (c *Client) openRequired(ctx context.Context, st *callState, required []*sd
 	st.deadline.pause()
 	defer st.deadline.resume()
 	for _, p := range required {
-		res, err := c.askURL(ctx, st, p)
+		res, err := c.askURL(ctx, st, p, "")
 		if err != nil {
 			return false, err
 		}

@@ -7,6 +7,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -99,6 +100,16 @@ type Options struct {
 	// Roots are the directories offered to the server (roots/list). Nil:
 	// the working directory.
 	Roots []string
+	// Kept are the states of calls a stopped run kept (Keep), by call id:
+	// a resumed run continues those calls from them (rounds.go).
+	Kept map[string]json.RawMessage
+	// Keep is told the state of a call stopped while its server waited
+	// for input (protocol 2026-07-28), to keep in the session; nil state:
+	// forget the call's state. It never holds a secret value.
+	Keep func(callID string, state json.RawMessage)
+	// Notice tells a person what they must know that is not an event (a
+	// kept state the server no longer accepts).
+	Notice func(msg string)
 }
 
 // Client is a connected MCP server.
@@ -174,6 +185,9 @@ func (c *Client) start(ctx context.Context) error {
 
 	client := sdk.NewClient(&sdk.Implementation{Name: "hitl", Version: "1"}, &sdk.ClientOptions{
 		ElicitationHandler: c.elicit,
+		// hitl does the rounds of a call that needs input itself, so a
+		// stopped run can keep their state (rounds.go).
+		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 		Capabilities: &sdk.ClientCapabilities{
 			RootsV2: &sdk.RootCapabilities{},
 			Elicitation: &sdk.ElicitationCapabilities{

@@ -175,7 +175,7 @@ func (c *Client) call(ctx context.Context, tool, callID string, args map[string]
 
 	callCtx := context.WithValue(cctx, callKey{}, st)
 	params := &sdk.CallToolParams{Name: tool, Arguments: args}
-	res, err := c.session.CallTool(callCtx, params)
+	res, err := c.callRounds(callCtx, st, params)
 	if required := urlsRequired(err); required != nil && c.opts.Asker != nil && st.failure() == nil && cctx.Err() == nil {
 		// The server needs a person to open addresses first
 		// (URLElicitationRequired): ask, then call again, once; a second
@@ -188,11 +188,16 @@ func (c *Client) call(ctx context.Context, tool, callID string, args map[string]
 				"the MCP server %s needs a person to open an address before %s can run; they did not, so the call was not made.",
 				c.name, tool)}, nil
 		} else {
-			res, err = c.session.CallTool(callCtx, params)
+			res, err = c.rounds(callCtx, st, params, nil, nil)
 		}
 	}
 	if ferr := st.failure(); ferr != nil {
 		return exec.Result{}, ferr
+	}
+	var gaveUp *abandoned
+	if errors.As(err, &gaveUp) {
+		return exec.Result{IsError: true, Text: fmt.Sprintf(
+			"hitl abandoned the call of the MCP tool %s of server %s: %s.", tool, c.name, gaveUp.why)}, nil
 	}
 	if err != nil {
 		if errors.Is(context.Cause(cctx), errCallTimeout) {

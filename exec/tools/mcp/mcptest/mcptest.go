@@ -51,17 +51,22 @@ func (e *buildError) Error() string {
 type HTTPServer struct {
 	// URL is the streamable HTTP endpoint; SSE is the SSE endpoint.
 	URL, SSE string
-	srv      *httptest.Server
-	crashed  atomic.Bool
-	once     sync.Once
-	cancel   context.CancelFunc
+	// Stateless is a stateless streamable HTTP endpoint: the only one
+	// that speaks protocol 2026-07-28 (input-required results and request
+	// states), and one where the server cannot send requests of its own.
+	Stateless string
+	srv       *httptest.Server
+	crashed   atomic.Bool
+	once      sync.Once
+	cancel    context.CancelFunc
 }
 
 // HTTP serves the test server over streamable HTTP at the returned URL,
 // until the test ends.
 func HTTP(t testing.TB) string { return NewHTTP(t, Options{}).URL }
 
-// NewHTTP serves the test server over streamable HTTP (/mcp) and SSE (/sse)
+// NewHTTP serves the test server over streamable HTTP (/mcp, and stateless
+// at /stateless) and SSE (/sse)
 // until the test ends. Its crash tool makes the listener drop every
 // connection and refuse new requests.
 func NewHTTP(t testing.TB, opts Options) *HTTPServer {
@@ -80,6 +85,7 @@ func Serve(opts Options) *HTTPServer {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	mux.Handle("/sse", mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	mux.Handle("/stateless", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.crashed.Load() {
 			dropConnection(w)
@@ -92,7 +98,7 @@ func Serve(opts Options) *HTTPServer {
 	h.srv.Config.BaseContext = func(net.Listener) context.Context { return base }
 	h.cancel = cancel
 	h.srv.Start()
-	h.URL, h.SSE = h.srv.URL+"/mcp", h.srv.URL+"/sse"
+	h.URL, h.SSE, h.Stateless = h.srv.URL+"/mcp", h.srv.URL+"/sse", h.srv.URL+"/stateless"
 	return h
 }
 

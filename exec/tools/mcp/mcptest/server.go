@@ -2,7 +2,9 @@
 // tests of hitl's MCP client: a read-only tool, a destructive one, a form
 // elicitation covering every primitive the spec allows, two elicitations in
 // one call, a URL elicitation, a
-// slow tool, a crash, an echo and a tool that needs a URL opened first. It runs over stdio (the mcptest-server
+// slow tool, a crash, an echo, a tool that needs a URL opened first, and
+// multi-round tools whose request state carries their first phase
+// (rounds.go). It runs over stdio (the mcptest-server
 // command, built by Build) and over streamable HTTP (HTTP).
 package mcptest
 
@@ -27,6 +29,17 @@ type Options struct {
 	// Crash ends the server abruptly (stdio: the process exits; HTTP: the
 	// listener drops every connection).
 	Crash func()
+	// CountFile, when set, gets a line each time a multi-round tool
+	// (provision, signin) starts a call afresh (its first phase: work done
+	// before it asks), so a test can tell a call continued from its
+	// request state from one made again. Without it the server counts in
+	// memory (which a restarted stdio server forgets).
+	CountFile string
+	// Forgetful makes the multi-round tools refuse request states another
+	// instance of the server gave (as a server that keeps its states in
+	// memory, restarted): a stdio server started again, a second HTTP
+	// server.
+	Forgetful bool
 }
 
 // ConfigureSchema is the form the configure tool asks for: every primitive
@@ -217,6 +230,7 @@ func NewServer(opts Options) *mcp.Server {
 			}
 			return text("authorized and done"), nil
 		})
+	addRoundTools(s, opts)
 	return s
 }
 

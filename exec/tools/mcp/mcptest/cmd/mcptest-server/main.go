@@ -1,6 +1,6 @@
 // Command mcptest-server is the MCP test server over stdio.
 //
-//	mcptest-server [-legacy] [-stderr TEXT] [-fail] [-hang] [-pidfile FILE] [-ignoreterm]
+//	mcptest-server [-legacy] [-stderr TEXT] [-fail] [-hang] [-pidfile FILE] [-ignoreterm] [-count FILE] [-forgetful]
 package main
 
 import (
@@ -22,6 +22,8 @@ func main() {
 	hang := flag.Bool("hang", false, "never answer the handshake")
 	ignoreTerm := flag.Bool("ignoreterm", false, "ignore SIGTERM (to test that SIGKILL follows)")
 	pidfile := flag.String("pidfile", "", "write the server's pid to this file at start (tests check it is gone after)")
+	countFile := flag.String("count", "", "append a line to this file each time a multi-round tool starts a call afresh")
+	forgetful := flag.Bool("forgetful", false, "refuse the request states an earlier run of the server gave (as one keeping them in memory)")
 	flag.Parse()
 	if *pidfile != "" {
 		if err := os.WriteFile(*pidfile, []byte(fmt.Sprintln(os.Getpid())), 0o644); err != nil {
@@ -42,7 +44,7 @@ func main() {
 	if *hang {
 		select {}
 	}
-	s := mcptest.NewServer(mcptest.Options{Legacy: *legacy, Crash: func() { os.Exit(2) }})
+	s := mcptest.NewServer(mcptest.Options{Legacy: *legacy, Crash: func() { os.Exit(2) }, CountFile: *countFile, Forgetful: *forgetful})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 		os.Exit(1)
