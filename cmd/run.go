@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -106,9 +107,25 @@ func messageText(opts *ExecOptions) (string, error) {
 	if opts.MessageFile == "-" {
 		return "", usagef("--message-file -: stdin carries answers to the agent's questions; write the message to a file")
 	}
-	data, err := os.ReadFile(opts.MessageFile)
+	data, err := readMessageFile(opts.MessageFile)
 	if err != nil {
 		return "", usagef("--message-file: %v", err)
 	}
+	if len(data) > maxMessageFile {
+		return "", usagef("--message-file: %s is larger than %d MiB", opts.MessageFile, maxMessageFile>>20)
+	}
 	return string(data), nil
+}
+
+// maxMessageFile is the most bytes --message-file reads: past it (a huge
+// file, a device that never ends) the run stops before it starts.
+const maxMessageFile = 4 << 20
+
+func readMessageFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxMessageFile+1))
 }

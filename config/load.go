@@ -5,11 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/hitl-dev/hitl/internal/yamlsize"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,11 +25,16 @@ var (
 	Versions = []string{"0", "1", "2", "3", "4", "5", "6", "7"}
 )
 
+// MaxFile is the most bytes an agent file may hold, and the most any of its
+// values may expand to through YAML aliases (DESIGN §1: bounded).
+const MaxFile = 4 << 20
+
 // Load reads and validates the agent file at path. ${VAR} references are
 // resolved with lookup (os.LookupEnv when nil). The error, when not nil, is
-// Errors (every problem of the file) or a read error.
+// Errors (every problem of the file) or a read error. A file larger than
+// MaxFile (or a device that never ends) is refused.
 func Load(path string, lookup func(string) (string, bool)) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -35,7 +42,20 @@ func Load(path string, lookup func(string) (string, bool)) (*Config, error) {
 		}
 		return nil, Errors{{File: path, Msg: "cannot read the agent file: " + err.Error()}}
 	}
+	if len(data) > MaxFile {
+		return nil, Errors{{File: path, Msg: fmt.Sprintf("the agent file is larger than %d MiB", MaxFile>>20)}}
+	}
 	return Parse(path, data, lookup)
+}
+
+// readFile reads at most MaxFile+1 bytes of path.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxFile+1))
 }
 
 // Parse validates data as the agent file named path.
@@ -124,6 +144,10 @@ func (l *loader) parse(data []byte) {
 		case "permissions":
 			permissionsNode = v
 		case "metadata":
+			if err := yamlsize.Check(v, MaxFile); err != nil {
+				l.errorf(v, "%v", err)
+				return
+			}
 			var m any
 			_ = v.Decode(&m)
 			l.cfg.Metadata = m

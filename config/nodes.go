@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hitl-dev/hitl/internal/yamlsize"
 	"gopkg.in/yaml.v3"
 )
 
@@ -187,6 +188,10 @@ func mappings[T any](l *loader, n *yaml.Node, list, item string, f func(m *yaml.
 
 // jsonValue converts a YAML value to JSON.
 func (l *loader) jsonValue(n *yaml.Node) json.RawMessage {
+	if err := yamlsize.Check(n, MaxFile); err != nil {
+		l.errorf(n, "%v", err)
+		return nil
+	}
 	var v any
 	if err := n.Decode(&v); err != nil {
 		l.errorf(n, "cannot read value: %v", err)

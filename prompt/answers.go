@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 
+	"github.com/hitl-dev/hitl/internal/yamlsize"
 	"gopkg.in/yaml.v3"
 )
 
@@ -46,13 +48,21 @@ type rawEntry struct {
 	Repeat  bool            `json:"repeat"`
 }
 
+// MaxAnswersFile is the most bytes an answers file may hold. Each entry's
+// content, like an answer line, is at most MaxLine (aliases included).
+const MaxAnswersFile = 16 << 20
+
 // LoadAnswers reads an answers file: JSONL when its name ends in .jsonl or
 // .json (a .json file may instead hold one array of entries), YAML (a list
-// of entries) otherwise.
+// of entries) otherwise. A file larger than MaxAnswersFile (or a device
+// that never ends) is refused.
 func LoadAnswers(path string) (*AnswersFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := readAnswersFile(path)
 	if err != nil {
 		return nil, &BadAnswerError{Where: path, Reason: "cannot read the answers file: " + err.Error()}
+	}
+	if len(data) > MaxAnswersFile {
+		return nil, &BadAnswerError{Where: path, Reason: fmt.Sprintf("the answers file is larger than %d MiB", MaxAnswersFile>>20)}
 	}
 	f := &AnswersFile{path: path}
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -71,6 +81,16 @@ func LoadAnswers(path string) (*AnswersFile, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// readAnswersFile reads at most MaxAnswersFile+1 bytes of path.
+func readAnswersFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxAnswersFile+1))
 }
 
 func (f *AnswersFile) bad(line, col int, format string, args ...any) error {
@@ -136,6 +156,9 @@ func (f *AnswersFile) parseYAML(data []byte) error {
 				err = v.Decode(&raw.Repeat)
 			case "content":
 				var x any
+				if err = yamlsize.Check(v, MaxLine); err != nil {
+					break
+				}
 				if err = v.Decode(&x); err == nil {
 					raw.Content, err = json.Marshal(x)
 				}

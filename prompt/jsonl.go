@@ -204,6 +204,9 @@ type lineReader struct {
 	mu      sync.Mutex
 	r       *bufio.Reader
 	pending chan lineResult
+	// inLong is set when the last line read passed MaxLine: its rest is
+	// skipped by the next read (only one read is in flight at a time).
+	inLong bool
 }
 
 type lineResult struct {
@@ -223,7 +226,7 @@ func (lr *lineReader) request() chan lineResult {
 		ch := make(chan lineResult, 1)
 		lr.pending = ch
 		go func() {
-			line, err := readLine(lr.r)
+			line, err := lr.readLine()
 			ch <- lineResult{line, err}
 		}()
 	}
@@ -238,16 +241,27 @@ func (lr *lineReader) done() {
 
 var errLineTooLong = fmt.Errorf("the line is longer than %d bytes", MaxLine)
 
-// readLine reads one line of at most MaxLine bytes; a longer line is
-// consumed and reported. The last line needs no newline.
-func readLine(r *bufio.Reader) ([]byte, error) {
+// readLine reads one line of at most MaxLine bytes. A longer line is
+// reported as soon as it passes the bound (a line that never ends must not
+// keep hitl reading); its rest is skipped by the next read. The last line
+// needs no newline.
+func (lr *lineReader) readLine() ([]byte, error) {
+	r := lr.r
+	for lr.inLong {
+		_, err := r.ReadSlice('\n')
+		switch err {
+		case nil:
+			lr.inLong = false
+		case bufio.ErrBufferFull:
+		default:
+			return nil, err
+		}
+	}
 	var line []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if len(line)+len(chunk) > MaxLine+2 {
-			for err == bufio.ErrBufferFull {
-				_, err = r.ReadSlice('\n')
-			}
+			lr.inLong = err == bufio.ErrBufferFull
 			return nil, errLineTooLong
 		}
 		line = append(line, chunk...)

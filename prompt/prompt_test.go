@@ -518,3 +518,31 @@ type idObserver struct{ ids []string }
 
 func (o *idObserver) Requested(q Question)      { o.ids = append(o.ids, q.ID) }
 func (o *idObserver) Answered(Question, Answer) {}
+
+// endless is a stream of bytes with no newline that never ends; it counts
+// what was read from it.
+type endless struct{ n int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n > 8*MaxLine {
+		return 0, io.EOF // the reader went far past the bound: fail below
+	}
+	for i := range p {
+		p[i] = 'a'
+	}
+	e.n += len(p)
+	return len(p), nil
+}
+
+func TestJSONLEndlessLineEndsAtTheBound(t *testing.T) {
+	src := &endless{}
+	j := NewJSONL(src)
+	_, err := j.Ask(context.Background(), Question{ID: "p1", Kind: KindText})
+	var bad *BadAnswerError
+	if !errors.As(err, &bad) || bad.Line != 1 || !strings.Contains(bad.Reason, "longer than") {
+		t.Fatalf("endless line: %v", err)
+	}
+	if src.n > 2*MaxLine {
+		t.Fatalf("read %d bytes of a line bounded at %d", src.n, MaxLine)
+	}
+}

@@ -176,8 +176,9 @@ func TestTurnBound(t *testing.T) {
 				t.Errorf("%d requests, want %d", n, want)
 			}
 			// What was sent is bounded: the event bound, plus what the
-			// socket buffers held when hitl stopped.
-			if w := srv.written.Load(); w > 16<<20 {
+			// socket buffers held when hitl stopped (up to a few MiB on a
+			// loaded machine: loopback buffers grow under load).
+			if w := srv.written.Load(); w > 16<<20+4<<20 {
 				t.Errorf("the server wrote %d bytes before hitl stopped reading", w)
 			}
 		})

@@ -40,6 +40,12 @@ const (
 	// DefaultGrace is how long a stdio server has to exit after SIGTERM
 	// before its process group is killed.
 	DefaultGrace = 2 * time.Second
+	// MaxMessage bounds one message from a server: a line on stdio, an
+	// event or a JSON response over HTTP (the SDK's own frame bound).
+	MaxMessage = 16 << 20
+	// MaxTools bounds the tools one server may offer (its tools/list,
+	// over all pages).
+	MaxTools = 1000
 )
 
 // Server says how to reach one MCP server: Command for stdio, URL for a
@@ -210,6 +216,9 @@ func (c *Client) start(ctx context.Context) error {
 	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			return fmt.Errorf("listing its tools: %w", c.died(err))
+		}
+		if len(all) == MaxTools {
+			return fmt.Errorf("listing its tools: it offers more than %d tools", MaxTools)
 		}
 		all = append(all, t)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -203,15 +204,16 @@ func remoteTransport(s Server, opts Options) (sdk.Transport, error) {
 	if client == nil {
 		client = &http.Client{}
 	}
-	if len(s.Headers) > 0 {
-		c := *client
-		base := c.Transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
-		c.Transport = &headerTransport{base: base, headers: s.Headers}
-		client = &c
+	c := *client
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
 	}
+	if len(s.Headers) > 0 {
+		base = &headerTransport{base: base, headers: s.Headers}
+	}
+	c.Transport = &boundedTransport{base: base}
+	client = &c
 	switch s.Transport {
 	case "", TransportStreamable:
 		return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: client}, nil
@@ -219,6 +221,43 @@ func remoteTransport(s Server, opts Options) (sdk.Transport, error) {
 		return &sdk.SSEClientTransport{Endpoint: s.URL, HTTPClient: client}, nil
 	}
 	return nil, fmt.Errorf("transport %q: expected streamable or sse", s.Transport)
+}
+
+// boundedTransport bounds a response that is one message (JSON) at
+// MaxMessage; an event stream is bounded per event by the SDK.
+type boundedTransport struct{ base http.RoundTripper }
+
+func (t *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil || strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+		return resp, err
+	}
+	resp.Body = &boundedBody{ReadCloser: resp.Body, left: MaxMessage + 1}
+	return resp, nil
+}
+
+// errTooLarge ends a response past MaxMessage.
+var errTooLarge = fmt.Errorf("the server's response is larger than %d MiB", MaxMessage>>20)
+
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left <= 0 {
+		// One byte past MaxMessage: the message is too large.
+		return 0, errTooLarge
+	}
+	return n, err
 }
 
 type headerTransport struct {
