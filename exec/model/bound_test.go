@@ -248,3 +248,35 @@ func TestTurnAtBound(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepAliveForeverIsBoundedInTime: a server that keeps the stream busy
+// with keep-alive pings but never finishes the turn never goes idle; the
+// request's time bound ends it, without a retry.
+func TestKeepAliveForeverIsBoundedInTime(t *testing.T) {
+	old := model.MaxRequestDuration
+	model.MaxRequestDuration = 300 * time.Millisecond
+	t.Cleanup(func() { model.MaxRequestDuration = old })
+	for _, c := range []struct {
+		provider, head, ping string
+	}{
+		{"openai", fmt.Sprintf(oaChunk, `{"role":"assistant","content":""}`), ": keep-alive\n\n"},
+		{"anthropic", anStart, anEvent("ping", `"x":1`)},
+	} {
+		t.Run(c.provider, func(t *testing.T) {
+			srv := newForeverServer(t, 200, "text/event-stream", c.head, func(int) string {
+				time.Sleep(5 * time.Millisecond)
+				return c.ping
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, err := newModel(t, c.provider, srv.URL, fastOpts(env(map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}))).Turn(ctx, request())
+			var tl *model.TooLongError
+			if !errors.As(err, &tl) {
+				t.Fatalf("err = %v, want a TooLongError", err)
+			}
+			if n := srv.requests.Load(); n != 1 {
+				t.Errorf("%d requests, want 1 (not retried)", n)
+			}
+		})
+	}
+}

@@ -17,6 +17,20 @@ import (
 // mid-stream would hang hitl.
 const StreamIdleTimeout = 5 * time.Minute
 
+// MaxRequestDuration bounds one model request, headers to the last byte
+// of its stream, however busy the server keeps the connection: a server
+// that sends keep-alive pings forever never goes idle, so the idle bound
+// alone would let it hold the run without end (DESIGN §1 principle 10).
+var MaxRequestDuration = 30 * time.Minute
+
+// TooLongError is a model request that ran past MaxRequestDuration. It is
+// not retried: a server that streamed that long would do so again.
+type TooLongError struct{ Limit time.Duration }
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("the model's response took longer than %s (a model turn is bounded in time); hitl stopped reading it", e.Limit)
+}
+
 // StalledError is a model request abandoned after Idle without a byte.
 type StalledError struct{ Idle time.Duration }
 
@@ -45,34 +59,49 @@ type idleTransport struct {
 
 func (t *idleTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
-	stalled := new(atomic.Bool)
+	stalled, tooLong := new(atomic.Bool), new(atomic.Bool)
 	timer := time.AfterFunc(t.idle, func() {
 		stalled.Store(true)
+		cancel()
+	})
+	limit := MaxRequestDuration
+	deadline := time.AfterFunc(limit, func() {
+		tooLong.Store(true)
 		cancel()
 	})
 	res, err := t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		timer.Stop()
+		deadline.Stop()
 		cancel()
+		if tooLong.Load() {
+			return nil, &TooLongError{Limit: limit}
+		}
 		if stalled.Load() {
 			return nil, &StalledError{Idle: t.idle}
 		}
 		return nil, err
 	}
-	res.Body = &idleBody{body: res.Body, timer: timer, idle: t.idle, stalled: stalled, cancel: cancel}
+	res.Body = &idleBody{body: res.Body, timer: timer, deadline: deadline, idle: t.idle, limit: limit, stalled: stalled, tooLong: tooLong, cancel: cancel}
 	return res, nil
 }
 
 type idleBody struct {
-	body    io.ReadCloser
-	timer   *time.Timer
-	idle    time.Duration
-	stalled *atomic.Bool
-	cancel  context.CancelFunc
+	body     io.ReadCloser
+	timer    *time.Timer
+	deadline *time.Timer
+	idle     time.Duration
+	limit    time.Duration
+	stalled  *atomic.Bool
+	tooLong  *atomic.Bool
+	cancel   context.CancelFunc
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
+	if b.tooLong.Load() {
+		return n, &TooLongError{Limit: b.limit}
+	}
 	if b.stalled.Load() {
 		return n, &StalledError{Idle: b.idle}
 	}
@@ -84,6 +113,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 
 func (b *idleBody) Close() error {
 	b.timer.Stop()
+	b.deadline.Stop()
 	b.cancel()
 	return b.body.Close()
 }
