@@ -31,6 +31,9 @@ func (c *Client) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 // "": the asker's next). The call's timeout stands still while the person
 // is asked. An error from the asker ends the call (st.fail).
 func (c *Client) answer(ctx context.Context, st *callState, p *sdk.ElicitParams, id string) (*sdk.ElicitResult, error) {
+	if !st.ask() {
+		return &sdk.ElicitResult{Action: string(prompt.Decline)}, nil
+	}
 	st.deadline.pause()
 	defer st.deadline.resume()
 	// The question ends when the call does (the run is cancelled).

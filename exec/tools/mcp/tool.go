@@ -140,8 +140,23 @@ type callState struct {
 	cancel       context.CancelCauseFunc
 	deadline     *deadline
 
-	mu  sync.Mutex
-	err error // why the call must end with an error (an unanswered elicitation)
+	mu    sync.Mutex
+	err   error // why the call must end with an error (an unanswered elicitation)
+	asked int   // elicitations of this call so far
+}
+
+// MaxQuestionsPerCall bounds the elicitations one tool call may ask: past
+// it they are declined without asking, so a server asking in a loop (with
+// the call's timeout paused while a person is asked) cannot keep a run, or
+// an answers file's repeat entry, going without end.
+const MaxQuestionsPerCall = 50
+
+// ask counts one more elicitation; false past MaxQuestionsPerCall.
+func (s *callState) ask() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked++
+	return s.asked <= MaxQuestionsPerCall
 }
 
 // fail ends the call with err.
