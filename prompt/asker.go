@@ -92,6 +92,7 @@ func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
 	if q.ID == "" {
 		q.ID = a.newID()
 	}
+	q = withOptionConsent(q)
 	if a.Observer != nil {
 		a.Observer.Requested(q)
 	}
