@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"sync"
 
@@ -184,7 +185,17 @@ func (f *AnswersFile) add(raw rawEntry, where string) error {
 			return fmt.Errorf("match: %v", err)
 		}
 		e.match = re
-		e.whole = regexp.MustCompile(`^(?:` + raw.Match + `)$`)
+		// Anchored around the parsed expression, not the text: \Q
+		// (quote to the end) would swallow an appended ")$".
+		parsed, err := syntax.Parse(raw.Match, syntax.Perl)
+		if err != nil {
+			return fmt.Errorf("match: %v", err)
+		}
+		whole, err := regexp.Compile(`^(?:` + parsed.String() + `)$`)
+		if err != nil {
+			return fmt.Errorf("match: %v", err)
+		}
+		e.whole = whole
 	}
 	if len(raw.Content) > 0 && string(raw.Content) == "null" {
 		raw.Content = nil

@@ -112,6 +112,7 @@ func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
 	} else {
 		a.seen(q.ID)
 	}
+	q = withOptionConsent(q)
 	if a.Observer != nil {
 		a.Observer.Requested(q)
 	}

@@ -1,5 +1,7 @@
 package prompt
 
+import "encoding/json"
+
 // Consent is the kind of consent a question asks for (DESIGN §4 "Consent
 // questions", "Approvals with nobody to ask", §5 "Unanswered"). Everything
 // hitl does differently for consent — defaulting, stopping, replaying,
@@ -71,10 +73,11 @@ func (c Consent) rules() rules {
 func (c Consent) IsConsent() bool { return c.rules().consent }
 
 // Defaultable reports whether q's default may answer it when nobody did
-// (--unanswered default): never for consent, a confirm question, or a form
-// with a consent field.
+// (--unanswered default): never for consent, a confirm question, a form
+// with a consent field, or a default that holds a yes or a no (a boolean
+// or a yes/no word anywhere in it), whatever the schema around it.
 func (q Question) Defaultable() bool {
-	if !q.Consent.rules().defaulted || q.Kind == KindConfirm {
+	if !q.Consent.rules().defaulted || q.Kind == KindConfirm || holdsYesNo(q.Default) {
 		return false
 	}
 	for _, f := range q.Fields {
@@ -96,3 +99,53 @@ func (q Question) Replayable() bool { return q.Consent.rules().replayed }
 // PreselectDefault reports whether a terminal may preselect q's default;
 // when false it starts on the first option (a confirm on "no").
 func (q Question) PreselectDefault() bool { return q.Consent.rules().preselect }
+
+// holdsYesNo reports whether a JSON value holds a boolean or a yes/no word
+// anywhere in it. Text that is not JSON counts (fail closed).
+func holdsYesNo(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return true
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case []any:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		case map[string]any:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		default:
+			return yesNoValue(x)
+		}
+		return false
+	}
+	return walk(v)
+}
+
+// withOptionConsent makes a choice whose options say yes or no (an id or a
+// label that is a yes/no word: AskUserQuestion's "Yes"/"No", ask_question's
+// "approve") a consent question, whichever dialect asked it: its options
+// are a string enum holding a yes/no word (DESIGN §4).
+func withOptionConsent(q Question) Question {
+	if q.Consent != ConsentNone || q.Kind != KindChoice {
+		return q
+	}
+	for _, o := range q.Options {
+		if YesNoWord(o.ID) || YesNoWord(o.Label) {
+			q.Consent = ConsentConfirm
+			return q
+		}
+	}
+	return q
+}

@@ -17,11 +17,13 @@ func YesNoWord(s string) bool { return yesNoWords[strings.ToLower(strings.TrimSp
 
 // SchemaConsent reports whether a JSON Schema can express yes/no, which
 // makes a question asking for it a consent question (DESIGN §4): type
-// boolean, an enum or const holding a boolean or a yes/no word, anyOf,
-// oneOf, allOf or a local $ref reaching such a schema, or an object or
-// array with such a property or item. A schema too deep to look through
-// counts as consent (fail closed); one that is not JSON does not (it does
-// not compile either).
+// boolean, an enum or const holding a boolean or a yes/no word, no type at
+// all (any value fits, a boolean among them), anyOf, oneOf, allOf or a
+// local $ref reaching such a schema, or an object or array with such a
+// property, pattern property, dependent schema, item or contained item. A
+// schema too deep to look through, or a reference resolved only when
+// validating ($dynamicRef), counts as consent (fail closed); one that is
+// not JSON does not (it does not compile either).
 func SchemaConsent(raw json.RawMessage) bool {
 	var root any
 	if json.Unmarshal(raw, &root) != nil {
@@ -43,12 +45,27 @@ func newConsentWalk(root any) *consentWalk {
 }
 
 func (w *consentWalk) reaches(n any, depth int) bool {
+	return w.reachesIn(n, depth, false)
+}
+
+// reachesIn is reaches; refining is true for a branch of allOf, which only
+// narrows what its siblings admit, so that having no type of its own does
+// not make it admit a boolean.
+func (w *consentWalk) reachesIn(n any, depth int, refining bool) bool {
 	if depth > maxSchemaDepth {
 		return true
 	}
+	if b, ok := n.(bool); ok {
+		return b && !refining // the schema true admits any value
+	}
 	obj, ok := n.(map[string]any)
 	if !ok {
-		return false // true/false schemas, or not a schema
+		return false // not a schema
+	}
+	if !refining && admitsAnyType(obj) {
+		// No type, enum, const, reference or alternatives: any JSON
+		// value fits, true and false among them.
+		return true
 	}
 	switch t := obj["type"].(type) {
 	case string:
@@ -72,25 +89,48 @@ func (w *consentWalk) reaches(n any, depth int) bool {
 			}
 		}
 	}
-	for _, key := range []string{"anyOf", "oneOf", "allOf", "prefixItems"} {
+	for _, key := range []string{"anyOf", "oneOf", "prefixItems"} {
 		if list, ok := obj[key].([]any); ok {
 			for _, sub := range list {
-				if w.reaches(sub, depth+1) {
+				if w.reachesIn(sub, depth+1, false) {
 					return true
 				}
 			}
 		}
 	}
-	for _, key := range []string{"items", "then", "else", "additionalProperties"} {
-		if sub, ok := obj[key]; ok && w.reaches(sub, depth+1) {
+	if list, ok := obj["allOf"].([]any); ok {
+		for _, sub := range list {
+			if w.reachesIn(sub, depth+1, true) {
+				return true
+			}
+		}
+	}
+	for _, key := range []string{"items", "contains", "then", "else"} {
+		if sub, ok := obj[key]; ok && w.reachesIn(sub, depth+1, false) {
 			return true
 		}
 	}
-	if props, ok := obj["properties"].(map[string]any); ok {
-		for _, sub := range props {
-			if w.reaches(sub, depth+1) {
-				return true
+	// Extra properties or items: "true" there (any extra allowed) is as
+	// open as leaving the key out, which names no field; a schema for
+	// them is looked through.
+	for _, key := range []string{"additionalItems", "unevaluatedItems", "additionalProperties", "unevaluatedProperties"} {
+		if sub, ok := obj[key].(map[string]any); ok && w.reachesIn(sub, depth+1, false) {
+			return true
+		}
+	}
+	for _, key := range []string{"properties", "patternProperties", "dependentSchemas", "dependencies"} {
+		if props, ok := obj[key].(map[string]any); ok {
+			for _, sub := range props {
+				// dependencies also holds lists of names: not schemas.
+				if w.reachesIn(sub, depth+1, false) {
+					return true
+				}
 			}
+		}
+	}
+	for _, key := range []string{"$dynamicRef", "$recursiveRef"} {
+		if _, ok := obj[key]; ok {
+			return true // resolved at validation time only: fail closed
 		}
 	}
 	if ref, ok := obj["$ref"].(string); ok && !w.seen[ref] {
@@ -99,11 +139,32 @@ func (w *consentWalk) reaches(n any, depth int) bool {
 		if !found {
 			return true // a $ref hitl cannot follow: fail closed
 		}
-		if w.reaches(target, depth+1) {
+		if w.reachesIn(target, depth+1, false) {
 			return true
 		}
 	}
 	return false
+}
+
+// admitsAnyType reports whether a schema object leaves the type of its
+// value open: nothing in it, nor in an allOf it holds, restricts the type.
+func admitsAnyType(obj map[string]any) bool {
+	for _, key := range []string{"type", "enum", "const", "$ref", "$dynamicRef", "$recursiveRef", "anyOf", "oneOf"} {
+		if _, ok := obj[key]; ok {
+			return false
+		}
+	}
+	if list, ok := obj["allOf"].([]any); ok {
+		for _, sub := range list {
+			if o, ok := sub.(map[string]any); ok && !admitsAnyType(o) {
+				return false
+			}
+			if b, ok := sub.(bool); ok && !b {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // yesNoValue reports whether an enum or const value says yes or no.

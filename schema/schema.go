@@ -39,6 +39,9 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err := checkNumbers(doc, ""); err != nil {
 		return nil, fmt.Errorf("the schema does not compile: %w", err)
 	}
+	if err := checkSize(doc); err != nil {
+		return nil, fmt.Errorf("the schema is too large: %w", err)
+	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
@@ -77,6 +80,49 @@ func (s *Schema) ValidateValue(v any) error {
 		return errors.New(describe(ve))
 	}
 	return err
+}
+
+// MaxDepth bounds how deeply a schema's objects and arrays nest, and
+// MaxNodes how many it holds: compiling a schema (its metaschema check, the
+// compiler's queue) grows far faster than either (3000 levels of anyOf, or
+// 30000 properties, from a model took minutes of CPU), and no question
+// needs more.
+const (
+	MaxDepth = 128
+	MaxNodes = 4096
+)
+
+// checkSize refuses a schema document nested deeper than MaxDepth or
+// holding more than MaxNodes objects and arrays.
+func checkSize(doc any) error {
+	nodes := 0
+	var walk func(v any, depth int) error
+	walk = func(v any, depth int) error {
+		var children []any
+		switch v := v.(type) {
+		case map[string]any:
+			for _, e := range v {
+				children = append(children, e)
+			}
+		case []any:
+			children = v
+		default:
+			return nil
+		}
+		if depth > MaxDepth {
+			return fmt.Errorf("it is nested deeper than %d levels (objects and arrays)", MaxDepth)
+		}
+		if nodes++; nodes > MaxNodes {
+			return fmt.Errorf("it holds more than %d objects and arrays", MaxNodes)
+		}
+		for _, e := range children {
+			if err := walk(e, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(doc, 1)
 }
 
 // maxExponent bounds the decimal exponent of a number: the validator does

@@ -1,8 +1,10 @@
 package schema
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidate(t *testing.T) {
@@ -82,5 +84,47 @@ func TestOutOfRangeNumbers(t *testing.T) {
 		if _, err := Compile([]byte(raw)); err == nil || !strings.Contains(err.Error(), "out of range") {
 			t.Errorf("Compile(%s): %v, want an out of range error", raw, err)
 		}
+	}
+}
+
+// A model's schema nested past MaxDepth, or holding more than MaxNodes
+// objects and arrays, is refused at once with a clear error: compiling
+// grows much faster than either (3000 levels of anyOf, or 30000
+// properties, took minutes), and no question needs that much.
+func TestCompileRefusesDeepNesting(t *testing.T) {
+	deep := `{"type":"string"}`
+	for range 3000 {
+		deep = `{"anyOf":[` + deep + `]}`
+	}
+	start := time.Now()
+	_, err := Compile([]byte(deep))
+	if err == nil || !strings.Contains(err.Error(), "nested deeper than") {
+		t.Errorf("err = %v, want nested deeper than", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refusing took %v", d)
+	}
+	ok := `{"type":"string"}`
+	for range 30 {
+		ok = `{"type":"object","properties":{"a":` + ok + `}}`
+	}
+	if _, err := Compile([]byte(ok)); err != nil {
+		t.Errorf("a schema 60 levels deep: %v", err)
+	}
+	var wide strings.Builder
+	wide.WriteString(`{"type":"object","properties":{`)
+	for i := range 30000 {
+		if i > 0 {
+			wide.WriteString(",")
+		}
+		fmt.Fprintf(&wide, `"p%d":{"anyOf":[{"type":"string"},{"type":"integer"}]}`, i)
+	}
+	wide.WriteString(`}}`)
+	start = time.Now()
+	if _, err := Compile([]byte(wide.String())); err == nil || !strings.Contains(err.Error(), "more than 4096 objects and arrays") {
+		t.Errorf("30000 properties: err = %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refusing took %v", d)
 	}
 }

@@ -167,10 +167,29 @@ func checkURL(s string) (*url.URL, error) {
 		return nil, errors.New("the URL has no host")
 	case u.User != nil:
 		return nil, errors.New("URLs with user info (user@host) are not fetched")
+	case ambiguousPath(u):
+		return nil, errors.New("the path holds a . or .. segment, or an encoded slash or backslash (a server would read it as another path than the one approved): give the path as it resolves")
 	}
 	u.Host = strings.ToLower(u.Host)
 	u.Fragment, u.RawFragment = "", ""
 	return u, nil
+}
+
+// ambiguousPath reports whether a server could read u's path as another
+// path than the text a rule (fetch:urls=https://docs.x/public/*) or a
+// person judged: a . or .. segment, plain or percent-encoded, or a slash
+// or backslash hidden in a segment (%2F, %5C, \).
+func ambiguousPath(u *url.URL) bool {
+	raw := strings.ToLower(u.EscapedPath())
+	if strings.Contains(raw, "%2f") || strings.Contains(raw, "%5c") || strings.Contains(u.Path, `\`) {
+		return true
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 func origin(u *url.URL) string {

@@ -128,6 +128,14 @@ func TestResultShapes(t *testing.T) {
 		{"relative", `{"urls":["/etc/passwd"],"format":"text"}`, `invalid arguments: "/etc/passwd": only http and https URLs are fetched`, true},
 		{"user info", `{"urls":["https://docs.x@evil.example/"],"format":"text"}`, `invalid arguments: "https://docs.x@evil.example/": URLs with user info (user@host) are not fetched`, true},
 		{"no host", `{"urls":["http:///x"],"format":"text"}`, `invalid arguments: "http:///x": the URL has no host`, true},
+		// A rule fetch:urls=http://127.0.0.1:9/public/* judges the URL as
+		// written; a server resolves dot segments and encoded slashes,
+		// so the model could reach /admin through /public/.
+		{"dot dot segment", `{"urls":["http://127.0.0.1:9/public/../admin"],"format":"text"}`, `invalid arguments: "http://127.0.0.1:9/public/../admin": the path holds a . or .. segment, or an encoded slash or backslash (a server would read it as another path than the one approved): give the path as it resolves`, true},
+		{"dot segment", `{"urls":["http://127.0.0.1:9/public/./a"],"format":"text"}`, `invalid arguments: "http://127.0.0.1:9/public/./a": the path holds a . or .. segment, or an encoded slash or backslash (a server would read it as another path than the one approved): give the path as it resolves`, true},
+		{"encoded dot dot", `{"urls":["http://127.0.0.1:9/public/%2E%2e/admin"],"format":"text"}`, `invalid arguments: "http://127.0.0.1:9/public/%2E%2e/admin": the path holds a . or .. segment, or an encoded slash or backslash (a server would read it as another path than the one approved): give the path as it resolves`, true},
+		{"encoded slash", `{"urls":["http://127.0.0.1:9/public/..%2fadmin"],"format":"text"}`, `invalid arguments: "http://127.0.0.1:9/public/..%2fadmin": the path holds a . or .. segment, or an encoded slash or backslash (a server would read it as another path than the one approved): give the path as it resolves`, true},
+		{"backslash", `{"urls":["http://127.0.0.1:9/public\\..\\admin"],"format":"text"}`, `invalid arguments: "http://127.0.0.1:9/public\\..\\admin": the path holds a . or .. segment, or an encoded slash or backslash (a server would read it as another path than the one approved): give the path as it resolves`, true},
 		{"empty", `{"urls":[],"format":"text"}`, "invalid arguments: urls is empty: give at least one URL", true},
 		{"too many", `{"urls":` + urls(strings.Split(strings.Repeat(a.URL+" ", 11), " ")[:11]...) + `,"format":"text"}`, "invalid arguments: at most 10 URLs per call (got 11)", true},
 		{"bad format", `{"urls":` + urls(a.URL) + `,"format":"pdf"}`, `invalid arguments: format "pdf" is not one of text, markdown, html`, true},
