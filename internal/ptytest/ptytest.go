@@ -61,6 +61,10 @@ const (
 	// answering; lastRead takes in the final drawing.
 	readSlice = 20 * time.Millisecond
 	lastRead  = 100 * time.Millisecond
+	// quietTime without output tells ExpectSettled the drawing is done;
+	// settleMax bounds how long it waits for that beyond the hold.
+	quietTime = 50 * time.Millisecond
+	settleMax = 2 * time.Second
 )
 
 // Terminal is a pseudo-terminal whose output is drawn on a vt10x screen and
@@ -124,13 +128,23 @@ func (tm *Terminal) Expect(s string) bool {
 // ExpectSettled waits for s, as Expect does, then lets the program finish
 // the drawing s is part of and waits out a consent question's hold, so that
 // Screen shows all of it and keys sent next reach the prompt s belongs to.
+// It reads the terminal all the while, so the program's cursor queries are
+// answered as it makes them, and goes on until the output has been quiet
+// for a moment (on a busy machine the drawing takes longer), for at most
+// settleMax more.
 func (tm *Terminal) ExpectSettled(s string) bool {
 	tm.t.Helper()
 	if !tm.Expect(s) {
 		return false
 	}
-	time.Sleep(drawTime + ConsentHold)
-	tm.read(readSlice)
+	tm.read(drawTime + ConsentHold)
+	for deadline := time.Now().Add(settleMax); time.Now().Before(deadline); {
+		before := tm.raw.Len()
+		tm.read(quietTime)
+		if tm.raw.Len() == before {
+			break
+		}
+	}
 	return true
 }
 
@@ -224,6 +238,12 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
 }
 
 func (b *lockedBuffer) String() string {

@@ -62,3 +62,25 @@ func TestScreenAndRaw(t *testing.T) {
 		t.Errorf("raw output lacks the escape sequence: %q", tm.Raw())
 	}
 }
+
+// A drawing that goes on after the awaited text (a busy machine drawing a
+// long prompt slowly) is on the screen once ExpectSettled returns: it waits
+// until the output is quiet, not a fixed time.
+func TestExpectSettledWaitsForTheDrawingToEnd(t *testing.T) {
+	tm := ptytest.New(t)
+	const lines = 20
+	var screen string
+	tm.Drive(func() {
+		if tm.ExpectSettled("line 0") {
+			screen = tm.Screen()
+		}
+	}, func() {
+		for i := range lines {
+			fmt.Fprintf(tm.Tty(), "line %d\r\n", i)
+			time.Sleep(30 * time.Millisecond) // 600 ms in all
+		}
+	})
+	if want := fmt.Sprintf("line %d", lines-1); !strings.Contains(screen, want) {
+		t.Errorf("the screen after ExpectSettled lacks %q:\n%s", want, screen)
+	}
+}

@@ -1,6 +1,7 @@
 package tty
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -241,6 +242,10 @@ type keyReader struct {
 	started bool
 	drawn   time.Time
 	open    time.Time
+
+	// failed is why the last read failed (the question's context ended,
+	// the terminal was closed), if one did.
+	failed error
 }
 
 func (r *keyReader) Fd() uintptr { return r.src.fd }
@@ -248,7 +253,7 @@ func (r *keyReader) Fd() uintptr { return r.src.fd }
 // reset readies the reader for the next survey prompt of the question: keys
 // typed before that prompt is drawn never reach it.
 func (r *keyReader) reset(mark *drawMark) {
-	r.pending, r.started, r.mark = nil, false, mark
+	r.pending, r.started, r.mark, r.failed = nil, false, mark, nil
 }
 
 func (r *keyReader) Read(p []byte) (int, error) {
@@ -263,23 +268,61 @@ func (r *keyReader) Read(p []byte) (int, error) {
 	}
 	for len(r.pending) == 0 {
 		if err := r.ctx.Err(); err != nil {
-			return 0, context.Cause(r.ctx)
+			r.failed = context.Cause(r.ctx)
+			return 0, r.failed
 		}
 		data, err := r.src.next(r.ctx, r.drawn, r.open)
 		if err != nil {
+			r.failed = err
 			return 0, err
 		}
 		r.pending = r.translate(data)
 	}
-	n := copy(p, r.pending)
+	n := copy(p, r.pending[:readEnd(r.pending)])
 	r.pending = r.pending[n:]
 	return n, nil
+}
+
+// readEnd is how much of pending one Read may give: up to and including
+// its first R. survey's Input, Confirm and Password ask the terminal where
+// the cursor is and read its answer (ESC [ row ; col R) through a
+// bufio.Reader of their own, up to the first R; whatever that reader took
+// in beyond it is thrown away. Keys come on the same stream as the answer,
+// and a busy machine reads them together: keys typed just after the prompt
+// was drawn would be lost (the Enter after them getting through alone, or
+// Esc lost and the prompt waiting on). Ending each read at an R leaves that
+// reader nothing beyond it: keys after the answer stay here for the prompt,
+// and keys before it (an R among them too) are kept by survey.
+func readEnd(pending []byte) int {
+	if i := bytes.IndexByte(pending, 'R'); i >= 0 {
+		return i + 1
+	}
+	return len(pending)
 }
 
 // translate turns a lone Esc or Ctrl-D into an interrupt remembered as a
 // dismissal, and drops the ESC of Alt+key chords (ESC followed by anything
 // but [ or O), which survey would fail on as an unexpected escape sequence.
+// The terminal's answers to cursor queries are passed on as they are, and
+// the keys around them are looked at on their own: on a busy machine an Esc
+// pressed just after a prompt was drawn is read together with the answer.
 func (r *keyReader) translate(data []byte) []byte {
+	replies := cursorReply.FindAllIndex(data, -1)
+	if len(replies) == 0 {
+		return r.translateKeys(data)
+	}
+	var out []byte
+	last := 0
+	for _, m := range replies {
+		out = append(out, r.translateKeys(data[last:m[0]])...)
+		out = append(out, data[m[0]:m[1]]...)
+		last = m[1]
+	}
+	return append(out, r.translateKeys(data[last:])...)
+}
+
+// translateKeys translates one read's keys (no cursor answers among them).
+func (r *keyReader) translateKeys(data []byte) []byte {
 	if (len(data) == 1 && data[0] == keyEOT) || allEscapes(data) {
 		r.dismissed = true
 		return []byte{keyInterrupt}

@@ -131,15 +131,30 @@ func (c *capture) WriteAnswer(_ string, v any) error {
 // run asks one survey prompt. validate (optional) gets survey's answer and
 // returns the reason it must be asked again. summary replaces the prompt's
 // message in the line survey leaves once the prompt is answered or ended.
-func (s *session) run(p survey.Prompt, validate func(any) error, summary string) (any, error) {
-	var c capture
+func (s *session) run(p survey.Prompt, validate func(any) error, summary string) (v any, err error) {
 	spy := &configSpy{inner: p}
+	defer func() {
+		// survey's text prompts go on without the cursor position when
+		// reading the terminal's answer fails, and some keys read while
+		// waiting for it make them dereference that missing position.
+		// Once the keys have failed, that is the read failing, not a bug.
+		if r := recover(); r != nil {
+			if s.in.failed == nil {
+				panic(r)
+			}
+			v, err = nil, s.mapErr(s.in.failed)
+			if spy.config != nil {
+				s.collapse(p, spy.config, summary, err)
+			}
+		}
+	}()
+	var c capture
 	q := &survey.Question{Name: "answer", Prompt: spy, Validate: validate}
 	q.Transform = func(any) any { setMessage(p, summary); return nil }
 	// Keys typed before this prompt is drawn never reach it.
 	mark := &drawMark{fdWriter: s.out}
 	s.in.reset(mark)
-	err := survey.Ask([]*survey.Question{q}, &c,
+	err = survey.Ask([]*survey.Question{q}, &c,
 		survey.WithStdio(s.in, mark, s.out),
 		survey.WithShowCursor(true),
 		survey.WithPageSize(pageSize),
