@@ -168,7 +168,7 @@ const stepsAgent = `models:
     provider: script
     script:
       - tool_calls: [{name: shell, arguments: {cmd: "echo one >> log"}}]
-      - tool_calls: [{name: shell, arguments: {cmd: "echo two >> log; if [ -e started ]; then echo again; else sh -c 'echo $$ > pid; exec sleep 30' & touch started; wait; fi"}}]
+      - tool_calls: [{name: shell, arguments: {cmd: "echo two >> log; if [ -e started ]; then echo again; else sh -c 'echo $$ > pid; exec sleep 30' & while [ ! -s pid ]; do sleep 0.01; done; touch started; wait; fi"}}]
       - text: "done: {{.Last}}"
 agents:
   root:
