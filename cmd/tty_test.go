@@ -306,3 +306,27 @@ agents:
 		t.Errorf("the spinner was left on the screen:\n%s", r.Screen())
 	}
 }
+
+// The flagship deploy example's confirmation is consent: on a terminal it
+// starts on "No, abort", so a stray Enter aborts and nothing is deployed.
+func TestTTYDeployConfirmationPreselectsNo(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "agents", "deploy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startTTYAgent(t, string(data), ptytest.New(t), false, "exec", "agent.yaml")
+	if !r.ExpectSettled("production") {
+		t.FailNow()
+	}
+	r.Send(ptytest.KeyEnter) // staging, the first option
+	if !r.ExpectSettled("No, abort") {
+		t.FailNow()
+	}
+	r.Send(ptytest.KeyEnter)
+	if code := r.wait(); code != 3 {
+		t.Fatalf("exit %d, want 3 (aborted); screen:\n%s", code, r.Screen())
+	}
+	if strings.Contains(r.stdout.String(), "deploying") {
+		t.Errorf("deployed on a stray Enter: %s", r.stdout.String())
+	}
+}
