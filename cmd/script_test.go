@@ -142,6 +142,11 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 // terminal (go test from an interactive shell), where /dev/tty can be opened
 // and a prompt on it would wait for a person.
 func condition(cond string) (bool, error) {
+	if cond == "npmmcp" {
+		// The reference MCP servers are installed (.ci/npm-mcp.sh).
+		_, err := os.Stat("../exec/tools/mcp/testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+		return err == nil, nil
+	}
 	if cond != "controllingtty" {
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
