@@ -67,4 +67,9 @@ type Approval struct {
 	// later call with the same key runs without asking. Empty: only
 	// "once" or "no" are offered.
 	SessionKey string
+	// Secret: the call hands a secret's value to someone (the tool
+	// substitutes a secret placeholder of its arguments). A person
+	// approves every such call: no allow rule and no approval for the
+	// session lets it run unasked (deny rules and --yolo apply as ever).
+	Secret bool
 }

@@ -74,6 +74,14 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 	}
 	v := g.verdict(args, ap.Server)
 	var reason string
+	if acting && ap.Secret {
+		// A call that sends a secret is never auto-allowed (DESIGN §5).
+		ap.SessionKey = ""
+		if v.Decision == permissions.Allow {
+			v = permissions.Verdict{}
+			reason = "its arguments hold a secret placeholder: a person approves every call that sends a secret"
+		}
+	}
 	switch v.Decision {
 	case permissions.Deny:
 		return exec.Result{IsError: true, Text: fmt.Sprintf("the call was not run: %s is denied by the permissions rule %q", g.name, v.Rule)}, nil
@@ -86,7 +94,9 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 		if !acting || g.yolo || g.session.has(ap.SessionKey) {
 			return g.Tool.Call(ctx, call)
 		}
-		reason = "no permissions rule allows it"
+		if reason == "" {
+			reason = "no permissions rule allows it"
+		}
 	}
 	show := ap.Show
 	if show == "" {

@@ -28,6 +28,9 @@ func (a *actingTool) Approval(_ context.Context, call exec.ToolCall) (exec.Appro
 	var args map[string]any
 	_ = json.Unmarshal(call.Arguments, &args)
 	ap := exec.Approval{Args: args, Server: a.server, Show: "the change", SessionKey: "k:" + a.name}
+	if args["secret"] == true { // as an MCP tool says of a call with a secret placeholder
+		ap.Secret = true // the key stays: the gate must not use it
+	}
 	return ap, args["read"] != true, nil
 }
 
@@ -121,6 +124,62 @@ func TestGateActingTools(t *testing.T) {
 					if hasSession != (tt.wantSessionOptions || (len(tt.ask) == 0 && tt.tool != "read_file")) {
 						t.Errorf("call %d: session option offered = %v", i, hasSession)
 					}
+				}
+			}
+		})
+	}
+}
+
+// A call that sends a secret (exec.Approval.Secret) is asked every time: an
+// allow rule or an earlier approval for the session of the same tool does
+// not let it run unasked, and no "for this session" is offered; deny and
+// --yolo apply as to any call.
+func TestGateSecretCallsAlwaysAsked(t *testing.T) {
+	tests := []struct {
+		name        string
+		allow, deny []string
+		yolo        bool
+		session     bool // the tool was approved for the session before
+		answers     []string
+		ran, asked  bool
+	}{
+		{name: "an allow rule does not allow it", allow: []string{"mcp:tracker:delete_item"}, answers: []string{"once"}, ran: true, asked: true},
+		{name: "a bare allow rule does not allow it", allow: []string{"delete_item"}, asked: true},
+		{name: "a session approval of the tool does not cover it", session: true, answers: []string{"no"}, asked: true},
+		{name: "deny still denies", deny: []string{"delete_item"}},
+		{name: "yolo approves", yolo: true, ran: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checker, err := permissions.New(tt.allow, nil, tt.deny)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tool := &actingTool{name: "delete_item", server: "tracker"}
+			asker := &scriptedAsker{ids: tt.answers}
+			session := &sessionApprovals{}
+			if tt.session {
+				session.restore("k:delete_item")
+			}
+			g := &gated{Tool: tool, name: "delete_item", checker: checker, asker: asker, yolo: tt.yolo, session: session}
+			res, err := g.Call(context.Background(), exec.ToolCall{ID: "c", Name: "delete_item", Arguments: json.RawMessage(`{"id":"$HITL_SECRET_1","secret":true}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ran := tool.ran > 0; ran != tt.ran {
+				t.Errorf("ran = %v, want %v (result %q)", ran, tt.ran, res.Text)
+			}
+			if asked := len(asker.asked) > 0; asked != tt.asked {
+				t.Fatalf("asked = %v, want %v", asked, tt.asked)
+			}
+			for _, q := range asker.asked {
+				for _, o := range q.Options {
+					if o.ID == prompt.ApproveSession {
+						t.Errorf("a call that sends a secret offers %q", o.ID)
+					}
+				}
+				if !strings.Contains(q.Hint, "secret") && tt.allow != nil {
+					t.Errorf("hint %q does not say the call sends a secret", q.Hint)
 				}
 			}
 		})

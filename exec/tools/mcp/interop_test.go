@@ -246,6 +246,9 @@ func testEverything(t *testing.T, c *Client, a *asker, roots []string) {
 			if asks && (a.Server != c.Name() || a.SessionKey != "mcp:"+c.Name()+":"+tc.tool) {
 				t.Errorf("%s: approval %+v", tc.tool, a)
 			}
+			if secret := strings.Contains(tc.args, "HITL_SECRET_"); a.Secret != secret {
+				t.Errorf("%s %s: Secret = %v, want %v", tc.tool, tc.args, a.Secret, secret)
+			}
 		}
 	})
 

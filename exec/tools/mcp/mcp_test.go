@@ -179,6 +179,9 @@ func TestToolsAndApproval(t *testing.T) {
 			if !strings.Contains(a.Show, tt.show) || a.Server != "test" || a.SessionKey != "mcp:test:"+tt.tool {
 				t.Errorf("%s: approval %+v", tt.tool, a)
 			}
+			if secret := strings.Contains(tt.args, "HITL_SECRET_"); a.Secret != secret {
+				t.Errorf("%s %s: Secret = %v, want %v (a call that sends a secret is asked every time)", tt.tool, tt.args, a.Secret, secret)
+			}
 		}
 		if _, _, err := tool(t, c, "delete_item").Approval(context.Background(), exec.ToolCall{Arguments: json.RawMessage(`[1]`)}); err == nil {
 			t.Error("arguments that are not an object: no error")

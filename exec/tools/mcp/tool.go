@@ -56,14 +56,16 @@ func (t *Tool) ReadOnly() bool { return t.readOnly }
 
 // Approval: a tool annotated readOnlyHint runs without asking, unless its
 // arguments hold a secret placeholder (a person approves everything that can
-// send a secret somewhere). Every other call shows the server, the tool and
+// send a secret somewhere: such a call is Secret, which no allow rule or
+// approval for the session covers). Every other call shows the server, the tool and
 // its arguments.
 func (t *Tool) Approval(ctx context.Context, call exec.ToolCall) (exec.Approval, bool, error) {
 	args, err := arguments(call.Arguments)
 	if err != nil {
 		return exec.Approval{}, false, err
 	}
-	if t.readOnly && prompt.MaxPlaceholder(string(call.Arguments)) == 0 {
+	secret := prompt.MaxPlaceholder(string(call.Arguments)) > 0
+	if t.readOnly && !secret {
 		// no approval, but rules on mcp:SERVER:TOOL still judge it
 		return exec.Approval{Args: args, Server: t.c.name}, false, nil
 	}
@@ -79,6 +81,9 @@ func (t *Tool) Approval(ctx context.Context, call exec.ToolCall) (exec.Approval,
 		Show:       fmt.Sprintf("MCP tool %s of server %s, with the arguments:\n%s", t.spec.Name, t.c.name, pretty),
 		Server:     t.c.name,
 		SessionKey: "mcp:" + t.c.name + ":" + t.spec.Name,
+		// The server receives the secret's value: the gate asks every
+		// time, whatever the rules and the approvals for the session.
+		Secret: secret,
 	}, true, nil
 }
 
