@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -130,6 +131,9 @@ type Client struct {
 
 	mu     sync.Mutex
 	active []*callState // calls in flight, oldest first
+	// kept are the states of Options.Kept not yet taken: each continues
+	// the one call it was kept for, once (keptState).
+	kept map[string]json.RawMessage
 
 	// life outlives the handshake: a remote transport's streams use it.
 	life    context.Context
@@ -144,7 +148,7 @@ type Client struct {
 // names the server and, for a stdio server, ends with the last lines of its
 // stderr. On error nothing is left running.
 func Start(ctx context.Context, s Server, opts Options) (*Client, error) {
-	c := &Client{server: s, opts: opts, name: ServerName(s), timeout: s.Timeout}
+	c := &Client{server: s, opts: opts, name: ServerName(s), timeout: s.Timeout, kept: maps.Clone(opts.Kept)}
 	c.life, c.endLife = context.WithCancel(context.WithoutCancel(ctx))
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout

@@ -103,6 +103,11 @@ func (c *Client) callRounds(ctx context.Context, st *callState, params *sdk.Call
 		res, err := c.rounds(ctx, st, params, from, nil)
 		var rej *stateRejected
 		if !errors.As(err, &rej) {
+			if !st.keptAgain {
+				// The call went on from the state: the session forgets
+				// it, so no later call with this id is handed it.
+				c.keep(st.callID, nil)
+			}
 			return res, err
 		}
 		why := rej.err.Error()
@@ -319,6 +324,7 @@ func (c *Client) keepRound(st *callState, k *kept) {
 		c.keep(st.callID, nil)
 		return
 	}
+	st.keptAgain = true
 	c.keep(st.callID, data)
 }
 
@@ -369,14 +375,22 @@ func (c *Client) keep(callID string, state json.RawMessage) {
 }
 
 // keptState is the state a stopped run kept for the call, if it is this
-// server's and this tool's.
+// server's and this tool's. It is taken: a state continues one call, the
+// first of its id (the resumed call), never a later call that comes with
+// the same id.
 func (c *Client) keptState(st *callState) *kept {
-	raw, ok := c.opts.Kept[st.callID]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	raw, ok := c.kept[st.callID]
 	if !ok {
 		return nil
 	}
 	var k kept
-	if err := json.Unmarshal(raw, &k); err != nil || k.Server != c.name || k.Tool != st.tool || len(k.Requests) == 0 {
+	if err := json.Unmarshal(raw, &k); err != nil || k.Server != c.name {
+		return nil // another server's
+	}
+	delete(c.kept, st.callID)
+	if k.Tool != st.tool || len(k.Requests) == 0 {
 		return nil
 	}
 	return &k

@@ -348,3 +348,39 @@ func TestKeepRoundBounds(t *testing.T) {
 		})
 	}
 }
+
+// A kept state continues the one call it was kept for, once: when the
+// resumed call is done the session forgets it, and a later call that comes
+// with the same call id (a provider that reuses ids, a model replaying one)
+// is a fresh call of its own, never handed the earlier call's state and
+// answers.
+func TestRoundsKeptStateContinuesOneCallOnly(t *testing.T) {
+	server := roundServers[0].server(t, false, false)
+	k := &keeper{states: map[string]json.RawMessage{}}
+	c, _, _, _ := run(t, server(), k, nil, 0)
+	if _, err := callID(t, c, "provision", "call_7", `{"name":"web-1"}`); !errors.As(err, new(*prompt.StopError)) {
+		t.Fatalf("err = %v, want a stop", err)
+	}
+	c.Close()
+
+	c, front, _, _ := run(t, server(), k, map[string]string{
+		"Where should web-1 go?": `"us"`, "Where should db-9 go?": `"eu"`,
+	}, 0)
+	res, err := callID(t, c, "provision", "call_7", `{"name":"web-1"}`)
+	if err != nil || res.Text != "reserved web-1 (first phase 1); placed in us (first phase ran 1 time(s))" {
+		t.Fatalf("resumed call: %q, %v", res.Text, err)
+	}
+	if _, ok := k.states["call_7"]; ok {
+		t.Errorf("the state of the finished call is still kept: %s", k.states["call_7"])
+	}
+	res, err = callID(t, c, "provision", "call_7", `{"name":"db-9"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "reserved db-9 (first phase 2); placed in eu (first phase ran 2 time(s))" {
+		t.Errorf("a later call with the same id: %q, want a fresh call of db-9", res.Text)
+	}
+	if len(front.asked) != 2 || front.asked[1].Message != "Where should db-9 go?" {
+		t.Errorf("asked %+v", front.asked)
+	}
+}

@@ -148,6 +148,8 @@ type callState struct {
 	mu    sync.Mutex
 	err   error // why the call must end with an error (an unanswered elicitation)
 	asked int   // elicitations of this call so far
+	// keptAgain: the call stopped and its round was kept (keepRound).
+	keptAgain bool
 }
 
 // MaxQuestionsPerCall bounds the elicitations one tool call may ask: past
