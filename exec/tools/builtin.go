@@ -187,8 +187,24 @@ func withCloser(t exec.Tool, c io.Closer) exec.Tool {
 	if a, ok := t.(exec.Acting); ok {
 		return &actingCloser{Acting: a, c: c}
 	}
+	if r, ok := t.(ruleArgsTool); ok {
+		return &ruleArgsCloser{ruleArgsTool: r, c: c}
+	}
 	return &toolCloser{Tool: t, c: c}
 }
+
+// ruleArgsTool is a tool that says what rules judge (ruleArgser).
+type ruleArgsTool interface {
+	exec.Tool
+	ruleArgser
+}
+
+type ruleArgsCloser struct {
+	ruleArgsTool
+	c io.Closer
+}
+
+func (t *ruleArgsCloser) Close() error { return t.c.Close() }
 
 type toolCloser struct {
 	exec.Tool

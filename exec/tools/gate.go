@@ -57,9 +57,21 @@ func (s *sessionApprovals) restore(k string) {
 	s.keys[k] = true
 }
 
+// ruleArgser is a tool that reads but says what rules judge of a call (the
+// filesystem reads: their paths resolved as the writes' are), so a rule
+// cannot be passed by naming a file another way.
+type ruleArgser interface {
+	RuleArgs(call exec.ToolCall) map[string]any
+}
+
 func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error) {
 	var args map[string]any
 	_ = json.Unmarshal(call.Arguments, &args)
+	if r, ok := g.Tool.(ruleArgser); ok {
+		if a := r.RuleArgs(call); a != nil {
+			args = a
+		}
+	}
 	var ap exec.Approval
 	acting := false
 	if a, ok := g.Tool.(exec.Acting); ok {

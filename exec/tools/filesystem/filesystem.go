@@ -183,6 +183,47 @@ func (r *readTool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, e
 	return r.t.mask(res), err
 }
 
+// RuleArgs are the call's arguments as permission rules judge them: each
+// path (path, paths) as ruleName names it — where the read really lands,
+// "./" and "x/../" gone, symlinks resolved — so a deny or ask rule for
+// .git/* is not passed by ./.git/config or a symlink to .git. A path
+// that does not resolve is left as given (the read refuses it). Nil when
+// the arguments are not an object.
+func (r *readTool) RuleArgs(call exec.ToolCall) map[string]any {
+	var args map[string]any
+	if json.Unmarshal(call.Arguments, &args) != nil || args == nil || r.t.err != nil {
+		return nil
+	}
+	name := func(v any, dir bool) any {
+		p, ok := v.(string)
+		if !ok {
+			return v
+		}
+		if p == "" && dir {
+			p = "."
+		}
+		if p == "" {
+			return v
+		}
+		tg, err := r.t.resolve(p)
+		if err != nil {
+			return v
+		}
+		return tg.ruleName()
+	}
+	if v, ok := args["path"]; ok {
+		args["path"] = name(v, r.name != ReadFile)
+	}
+	if list, ok := args["paths"].([]any); ok {
+		out := make([]any, len(list))
+		for i, v := range list {
+			out[i] = name(v, false)
+		}
+		args["paths"] = out
+	}
+	return args
+}
+
 // actTool is a tool that changes files: exec.Acting.
 type actTool struct {
 	t    *Toolset

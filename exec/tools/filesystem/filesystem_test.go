@@ -790,3 +790,42 @@ func TestSymlinkRetargetedAfterApprovalIsRefused(t *testing.T) {
 		t.Fatal("two/a.txt written")
 	}
 }
+
+// The reads say what permission rules judge of a call: each path as it
+// really lands (as the writes' approvals name it), so a deny rule for
+// .git/* is not passed by ./.git/config, x/../.git/config, an absolute
+// path or a symlink to .git.
+func TestReadRuleArgsResolvePaths(t *testing.T) {
+	dir := tree(t, map[string]string{".git/config": "x", "a.txt": "a"})
+	if err := os.Symlink(".git", filepath.Join(dir, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	tools := toolset(t, filesystem.Options{WorkingDir: dir})
+	type ruleArgser interface {
+		RuleArgs(exec.ToolCall) map[string]any
+	}
+	tests := []struct {
+		tool, args, want string
+	}{
+		{"read_file", `{"path":"./.git/config"}`, `{"path":".git/config"}`},
+		{"read_file", `{"path":"nowhere/../.git//config"}`, `{"path":".git/config"}`},
+		{"read_file", `{"path":"alias/config"}`, `{"path":".git/config"}`},
+		{"read_file", `{"path":"` + real + `/.git/config"}`, `{"path":".git/config"}`},
+		{"read_file", `{"path":"../outside"}`, `{"path":"../outside"}`}, // refused by the read
+		{"read_multiple_files", `{"paths":["a.txt","./alias/config"],"json":true}`, `{"json":true,"paths":["a.txt",".git/config"]}`},
+		{"list_directory", `{"path":""}`, `{"path":"."}`},
+		{"directory_tree", `{"path":"alias"}`, `{"path":".git"}`},
+		{"search_files_content", `{"path":"./alias/","query":"x"}`, `{"path":".git","query":"x"}`},
+	}
+	for _, tc := range tests {
+		r, ok := tools[tc.tool].(ruleArgser)
+		if !ok {
+			t.Fatalf("%s does not say what rules judge", tc.tool)
+		}
+		got, _ := json.Marshal(r.RuleArgs(exec.ToolCall{Name: tc.tool, Arguments: json.RawMessage(tc.args)}))
+		if string(got) != tc.want {
+			t.Errorf("%s %s: rule args %s, want %s", tc.tool, tc.args, got, tc.want)
+		}
+	}
+}
