@@ -263,13 +263,13 @@ func TestApprovalOfActingTools(t *testing.T) {
 		err     string
 	}{
 		{"edit shows a diff", "edit_file", map[string]any{"path": "docs/a.md", "edits": []map[string]string{{"oldText": "line 2", "newText": "LINE TWO"}}},
-			map[string]any{"path": "docs/a.md"},
+			map[string]any{"path": "docs/a.md", "edits": []any{map[string]any{"oldText": "line 2", "newText": "LINE TWO"}}},
 			[]string{"edit_file docs/a.md: 21 bytes → 23 bytes (+1 -1 lines)", "--- a/docs/a.md", "+++ b/docs/a.md", "@@ -1,3 +1,3 @@", " line 1", "-line 2", "+LINE TWO", " line 3"}, "", ""},
 		{"write of a new file diffs against /dev/null", "write_file", map[string]any{"path": "./docs/../new/b.md", "content": "hi\n"},
-			map[string]any{"path": "new/b.md"},
+			map[string]any{"path": "new/b.md", "content": "hi\n"},
 			[]string{"write_file new/b.md: new file, 3 bytes", "creates the directory new", "--- /dev/null", "+++ b/new/b.md", "+hi"}, "", ""},
 		{"write of the same content says so", "write_file", map[string]any{"path": "docs/a.md", "content": "line 1\nline 2\nline 3\n"},
-			map[string]any{"path": "docs/a.md"}, []string{"no change: the file already holds this content"}, "", ""},
+			map[string]any{"path": "docs/a.md", "content": "line 1\nline 2\nline 3\n"}, []string{"no change: the file already holds this content"}, "", ""},
 		{"create shows the paths", "create_directory", map[string]any{"paths": []string{"n1", "docs"}},
 			map[string]any{"paths": []any{"n1", "docs"}}, []string{"create directories:", "n1 (new)", "docs (exists already)"}, "create_directory\x00n1\x00docs", ""},
 		{"remove shows the path", "remove_directory", map[string]any{"paths": []string{"empty"}},

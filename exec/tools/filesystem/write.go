@@ -216,7 +216,7 @@ func (t *Toolset) changeApproval(call exec.ToolCall, name string) (exec.Approval
 	}
 	t.remember(call.ID, c.state())
 	return exec.Approval{
-		Args: map[string]any{"path": c.tg.ruleName()},
+		Args: ruleArgs(call.Arguments, "path", c.tg.ruleName()),
 		Show: showChange(name, c),
 		// Empty: each change is its own diff; approving one write to a
 		// path must never let a later, unseen write through.
@@ -340,6 +340,18 @@ func (t *Toolset) resolveAll(raw json.RawMessage, what string) ([]target, error)
 	return tgs, nil
 }
 
+// ruleArgs are a call's arguments as rules judge them: every argument the
+// model gave (a rule on write_file's content applies), with key set to
+// where the change really lands.
+func ruleArgs(raw json.RawMessage, key string, v any) map[string]any {
+	var args map[string]any
+	if json.Unmarshal(raw, &args) != nil || args == nil {
+		args = map[string]any{}
+	}
+	args[key] = v
+	return args
+}
+
 func ruleNames(tgs []target) []any {
 	names := make([]any, len(tgs))
 	for i, tg := range tgs {
@@ -370,7 +382,7 @@ func (t *Toolset) createDirApproval(raw json.RawMessage) (exec.Approval, error) 
 		keys[i] = n.(string)
 	}
 	return exec.Approval{
-		Args: map[string]any{"paths": names},
+		Args: ruleArgs(raw, "paths", names),
 		Show: showText("create directories:\n" + strings.Join(lines, "\n")),
 		// Making the same directories again changes nothing: a person may
 		// approve them for the session.
@@ -414,7 +426,7 @@ func (t *Toolset) removeDirApproval(raw json.RawMessage) (exec.Approval, error) 
 		lines = append(lines, fmt.Sprintf("  %s (empty)", names[i]))
 	}
 	return exec.Approval{
-		Args: map[string]any{"paths": names},
+		Args: ruleArgs(raw, "paths", names),
 		Show: showText("remove empty directories:\n" + strings.Join(lines, "\n")),
 	}, nil
 }
