@@ -57,8 +57,11 @@ func (r *ttyRun) stillAsking(drawn, keys string) {
 // (DESIGN §4 "Type-ahead never answers").
 func TestTTYTypeAheadNeverAnswers(t *testing.T) {
 	r := startTTYAgent(t, typeAheadAgent, ptytest.New(t), false, "exec", "--prompt", "tty", "agent.yaml")
-	// While the model thinks and the command runs.
-	r.Send(ptytest.KeyEnter, "y", ptytest.KeyEnter)
+	// At once, maybe before hitl has the terminal: these may be echoed by
+	// the terminal itself (nothing can take that back), so they are not
+	// y, which the check at the end looks for; they must answer nothing.
+	r.Send(ptytest.KeyEnter, "n", ptytest.KeyEnter)
+	// While the command runs: hitl has the terminal, nothing is echoed.
 	r.mustExpect("sleep 1")
 	r.Send(ptytest.KeyEnter, "y", ptytest.KeyEnter, ptytest.KeyEnter)
 	r.mustExpect("Which cluster do I wipe?")
