@@ -39,14 +39,23 @@ type ExecOptions struct {
 func NewCmdExec(ios *IOStreams, runF func(context.Context, *ExecOptions) error) *cobra.Command {
 	opts := &ExecOptions{IO: ios}
 	c := &cobra.Command{
-		Use:   "exec AGENT.yaml [MESSAGE...]",
+		Use:   "exec [flags] AGENT.yaml [MESSAGE...]",
 		Short: "Run an agent headless; MESSAGE is the first user turn",
 		Long: `Run the agent defined in AGENT.yaml. MESSAGE (its words joined by a space)
 is the first user turn; /NAME runs the agent's named command NAME. With no
 message the first turn is "` + exec.DefaultMessage + `"
 
+Flags go before AGENT.yaml or right after it: from the first MESSAGE word on,
+every word is message text ("fix the --yolo handling" never turns on --yolo);
+-- ends the flags for a message that starts with a dash.
+
 The final answer goes to stdout; progress goes to stderr. With --json, stdout
-is one JSON event per line instead.`,
+is one JSON event per line instead. Questions go to the terminal, else are
+answered by JSON lines on stdin (see hitl help answers).
+
+Exit status: 0 success, 1 runtime error, 2 usage, config or bad answer line,
+3 rejected or cancelled, 4 input required (continue with hitl resume),
+129/130/143 hung up, interrupted or terminated.`,
 		Example: `  hitl exec agents/hello.yaml "hi"
   hitl exec --json agents/hello.yaml | jq -c .`,
 		Args: minArgs(1, "AGENT.yaml"),

@@ -30,12 +30,23 @@ dropped; lines are UTF-8, at most 1 MiB.
 
 At end of input, a pending question is unanswered and --unanswered decides:
 stop (exit 4, resumable with hitl resume), cancel, or default (the question's
-default, except for confirmations, which are never defaulted).
+default, except for consent questions, which are never defaulted).
 
-Answers files (--answers FILE, YAML or JSONL) are consulted first: a list of
-entries {match: REGEX, tool: NAME, action, content, text, repeat}. The first
-fitting entry in file order answers a question; an entry with match fits a
-question whose message, title or header matches; one without match fits any
-question. Entries are used once unless repeat: true.`,
+Answers files (--answers FILE: YAML, or JSONL when the name ends in .jsonl or
+.json) are consulted first: a list of entries {match: REGEX, tool: NAME,
+action, content, text, repeat}. The first fitting entry in file order answers
+a question; an entry with match fits a question whose message, title or
+header matches; one without match fits the next question. Entries are used
+once unless repeat: true.
+
+Consent questions (shell and tool approvals, remote user_choice,
+ask_confirmation, hitl ask --confirm, and any yes/no question) are answered
+only by an entry that names the tool (tool: shell, tool: user_prompt,
+tool: ask, ...) and whose match covers the whole text being approved (the
+command line, or the question's message), and never by an index:
+
+  - tool: shell
+    match: 'make test'        # never "make test; rm -rf x"
+    content: once`,
 	}
 }

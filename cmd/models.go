@@ -77,6 +77,8 @@ func parseModel(cfg *config.Config, current *config.Model, spec string) (*config
 	case provider == "openai", provider == "anthropic", provider == "ollama", preset:
 	case provider == "script":
 		return nil, errors.New("a script model needs its script: define it under models: and name its key")
+	case config.UnsupportedProvider(provider):
+		return nil, fmt.Errorf("provider %q is not supported by hitl (supported: %s)", provider, strings.Join(overrideProviders(), ", "))
 	default:
 		return nil, fmt.Errorf("unknown provider %q (valid: %s)", provider, strings.Join(overrideProviders(), ", "))
 	}

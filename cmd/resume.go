@@ -26,7 +26,7 @@ type ResumeOptions struct {
 func NewCmdResume(ios *IOStreams, runF func(context.Context, *ResumeOptions) error) *cobra.Command {
 	opts := &ResumeOptions{ExecOptions: ExecOptions{IO: ios}}
 	c := &cobra.Command{
-		Use:   "resume SESSION [MESSAGE...]",
+		Use:   "resume [flags] SESSION [MESSAGE...]",
 		Short: "Continue a stopped run, or follow up a finished one",
 		Long: `Continue the run kept in SESSION (a session file, or a run id in the state
 directory). A pending question is asked again through the usual front ends
@@ -35,7 +35,9 @@ question pending, MESSAGE is a follow-up user turn.
 
 The agent file is loaded again; if it changed since the run started, resume
 refuses unless --force. Flags apply anew; counters and session approvals
-carry over.`,
+carry over. Flags go before SESSION or right after it, as for hitl exec.
+
+Exit status as for hitl exec.`,
 		Example: `  printf '"staging"\n' | hitl resume 20261122-101500-ab12cd34ef56
   hitl resume ./deploy.session.jsonl "now deploy to production too"`,
 		Args: minArgs(1, "SESSION"),

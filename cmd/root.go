@@ -52,7 +52,7 @@ func noArgs(c *cobra.Command, args []string) error {
 func minArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) < n {
-			return usagef("%s: missing %s\nUsage: %s", c.CommandPath(), what, c.UseLine())
+			return usagef("missing %s\nUsage: %s", what, c.UseLine())
 		}
 		return nil
 	}

@@ -37,6 +37,10 @@ var (
 	efforts = []string{"minimal", "low", "medium", "high"}
 )
 
+// UnsupportedProvider reports whether p is a cagent provider hitl does not
+// implement (an error that says "not supported by hitl", never "unknown").
+func UnsupportedProvider(p string) bool { return contains(unsupportedProviders, p) }
+
 // knownProviders lists every provider name the file may use, sorted.
 func knownProviders() []string {
 	list := append([]string(nil), Providers...)
