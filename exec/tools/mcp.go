@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -96,6 +97,15 @@ func startServer(ctx context.Context, ts *config.Toolset, d Deps) (*mcp.Client, 
 	}
 	if d.WorkingDir != "" {
 		opts.Roots = []string{d.WorkingDir}
+		// A stdio server runs where the run's commands do, so its
+		// relative paths mean what its roots say; a relative command
+		// path still names a file from where hitl was started.
+		srv.WorkingDir = d.WorkingDir
+		if strings.ContainsRune(srv.Command, filepath.Separator) && !filepath.IsAbs(srv.Command) {
+			if abs, err := filepath.Abs(srv.Command); err == nil {
+				srv.Command = abs
+			}
+		}
 	}
 	opts.Kept, opts.Keep, opts.Notice = d.CallStates, d.OnCallState, d.Notice
 	if ts.Docker != "" {
