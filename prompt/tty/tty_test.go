@@ -115,7 +115,7 @@ func TestModelTextIsEscaped(t *testing.T) {
 		Options: []prompt.Option{{ID: "yes", Label: "yes\x1b[31m", Description: "really\x07"}, {ID: "no", Label: "no"}},
 	}
 	_, _, tm := askOn(t, q, func(tm *ptytest.Terminal) {
-		tm.Expect("(Esc to dismiss)")
+		tm.ExpectSettled("(Esc to dismiss)")
 		tm.Send(ptytest.KeyDown, ptytest.KeyEnter)
 		tm.Expect("no")
 	})
@@ -197,7 +197,7 @@ func TestMultiSelectWithSpace(t *testing.T) {
 func TestTextInput(t *testing.T) {
 	q := prompt.Question{Kind: prompt.KindText, Message: "Branch name?"}
 	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
-		tm.Expect("(Esc to dismiss)")
+		tm.ExpectSettled("(Esc to dismiss)")
 		tm.Send("feature/x", ptytest.KeyEnter)
 		tm.Expect("feature/x")
 	})
@@ -220,7 +220,7 @@ func TestNumberInput(t *testing.T) {
 	}
 	q.Message = "How many replicas?"
 	ans, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
-		tm.Expect("(Esc to dismiss)")
+		tm.ExpectSettled("(Esc to dismiss)")
 		tm.Send("many", ptytest.KeyEnter)
 		tm.Expect("Sorry, your reply was invalid")
 		tm.Expect("expected a number")
@@ -249,7 +249,7 @@ func TestJSONInput(t *testing.T) {
 func TestPasswordIsNotEchoed(t *testing.T) {
 	q := prompt.Question{Kind: prompt.KindText, Secret: true, Message: "API token?"}
 	ans, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
-		tm.Expect("(Esc to dismiss)")
+		tm.ExpectSettled("(Esc to dismiss)")
 		tm.Send("hunter2", ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"hunter2"`, "")
@@ -341,7 +341,7 @@ func TestEscDismisses(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ans, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
-				tm.Expect("(Esc to dismiss)")
+				tm.ExpectSettled("(Esc to dismiss)")
 				tm.Send(ptytest.KeyEsc)
 				tm.Expect("(dismissed)")
 			})
@@ -355,7 +355,7 @@ func TestCtrlDDismissesAndNeverSubmits(t *testing.T) {
 	for _, q := range []prompt.Question{envQuestion, {Kind: prompt.KindText, Message: "Name?"}} {
 		t.Run(string(q.Kind), func(t *testing.T) {
 			ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
-				tm.Expect("(Esc to dismiss)")
+				tm.ExpectSettled("(Esc to dismiss)")
 				tm.Send(ptytest.KeyCtrlD)
 				tm.Expect("(dismissed)")
 			})
@@ -371,7 +371,7 @@ func TestCtrlCInterrupts(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
-				tm.Expect("(Esc to dismiss)")
+				tm.ExpectSettled("(Esc to dismiss)")
 				tm.Send(ptytest.KeyCtrlC)
 				tm.Expect("(interrupted)")
 			})
