@@ -110,6 +110,15 @@ func filteredEnv() []string {
 	return env
 }
 
+// mustExpectSettled is mustExpect, then waits for the drawing to settle,
+// as a person reads a question before answering it.
+func (r *ttyRun) mustExpectSettled(s string) {
+	r.t.Helper()
+	if !r.ExpectSettled(s) {
+		r.t.FailNow()
+	}
+}
+
 // mustExpect waits for s in hitl's output and stops the test if it does
 // not come.
 func (r *ttyRun) mustExpect(s string) {
@@ -151,7 +160,7 @@ func (r *ttyRun) wait() int {
 func TestTTYExecAnswersWithArrows(t *testing.T) {
 	r := startTTY(t, false, "exec", "--prompt", "tty", "agent.yaml")
 	// The tool-call line names the options too: wait for the question.
-	r.mustExpect("(Esc to dismiss)")
+	r.mustExpectSettled("(Esc to dismiss)")
 	r.Send(ptytest.KeyDown, ptytest.KeyEnter)
 	if code := r.wait(); code != 0 {
 		t.Fatalf("exit %d; stdout %q; screen:\n%s", code, r.stdout.String(), r.Screen())
@@ -166,7 +175,7 @@ func TestTTYExecAnswersWithArrows(t *testing.T) {
 
 func TestTTYExecAutoOnATerminal(t *testing.T) {
 	r := startTTY(t, false, "exec", "agent.yaml")
-	r.mustExpect("(Esc to dismiss)")
+	r.mustExpectSettled("(Esc to dismiss)")
 	r.Send(ptytest.KeyDown, ptytest.KeyDown, ptytest.KeyEnter)
 	if code := r.wait(); code != 0 || r.stdout.String() != "deploying to prod\n" {
 		t.Fatalf("exit %d, stdout %q; screen:\n%s", code, r.stdout.String(), r.Screen())
@@ -202,7 +211,7 @@ func TestTTYExecSIGTERMExits143(t *testing.T) {
 
 func TestTTYExecStdinPipedUsesDevTTY(t *testing.T) {
 	r := startTTY(t, true, "exec", "--prompt", "tty", "agent.yaml")
-	r.mustExpect("(Esc to dismiss)")
+	r.mustExpectSettled("(Esc to dismiss)")
 	r.Send(ptytest.KeyDown, ptytest.KeyEnter)
 	if code := r.wait(); code != 0 {
 		t.Fatalf("exit %d; screen:\n%s", code, r.Screen())
@@ -259,9 +268,9 @@ func TestTTYAskEscDismissesExit3(t *testing.T) {
 
 func TestTTYAskNumber(t *testing.T) {
 	r := startTTY(t, false, "ask", "How many replicas?", "--schema", `{"type":"integer","minimum":1}`)
-	r.mustExpect("(Esc to dismiss)")
+	r.mustExpectSettled("(Esc to dismiss)")
 	r.Send("0", ptytest.KeyEnter)
-	r.mustExpect("invalid")
+	r.mustExpectSettled("invalid")
 	r.Send("3", ptytest.KeyEnter)
 	if code := r.wait(); code != 0 {
 		t.Fatalf("exit %d; screen:\n%s", code, r.Screen())
