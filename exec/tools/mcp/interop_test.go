@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hitl-dev/hitl/internal/procgroup"
 	"net"
 	"net/http"
 	"os"
@@ -429,7 +430,7 @@ func TestInteropEverythingStdio(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Logf("Close: %v", err)
 		}
-		if groupAlive(pid) {
+		if procgroup.Alive(pid) {
 			t.Errorf("node (pid %d) still runs after Close", pid)
 		}
 	})

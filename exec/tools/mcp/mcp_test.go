@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hitl-dev/hitl/internal/procgroup"
 	"os"
 	"strings"
 	"sync"
@@ -516,7 +517,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 			if err := c.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if groupAlive(pg) {
+			if procgroup.Alive(pg) {
 				t.Errorf("process group %d still has processes after Close", pg)
 			}
 			if err := c.Close(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hitl-dev/hitl/internal/procgroup"
 	"io"
 	"net/http"
 	"net/url"
@@ -132,7 +133,7 @@ func (p *process) stop(grace time.Duration) error {
 		return fmt.Errorf("process group %d did not exit after SIGKILL", pg)
 	}
 	// SIGKILL is delivered, not yet acted on: wait for the members.
-	for end := time.Now().Add(time.Second); groupAlive(pg); {
+	for end := time.Now().Add(time.Second); procgroup.Alive(pg); {
 		if time.Now().After(end) {
 			return fmt.Errorf("process group %d still has processes after SIGKILL", pg)
 		}

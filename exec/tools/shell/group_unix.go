@@ -3,6 +3,7 @@
 package shell
 
 import (
+	"github.com/hitl-dev/hitl/internal/procgroup"
 	"os"
 	osexec "os/exec"
 	"sync"
@@ -55,7 +56,7 @@ func (g *group) term() {
 // SIGTERM, then SIGKILL when members remain after the grace. It returns at
 // once when nothing is left.
 func (g *group) stop() {
-	if g.cmd.Process == nil || !groupAlive(g.pgid()) {
+	if g.cmd.Process == nil || !procgroup.Alive(g.pgid()) {
 		return
 	}
 	g.term()
@@ -74,12 +75,12 @@ func (g *group) stop() {
 // waitGone polls until the group has no live member or deadline passes.
 func (g *group) waitGone(deadline time.Time) bool {
 	for time.Now().Before(deadline) {
-		if !groupAlive(g.pgid()) {
+		if !procgroup.Alive(g.pgid()) {
 			return true
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return !groupAlive(g.pgid())
+	return !procgroup.Alive(g.pgid())
 }
 
 // signalOf names the signal that ended a process, if one did.

@@ -1,4 +1,6 @@
-package shell
+// Package procgroup tells whether a process group still has a live member:
+// what stopping a shell command or an MCP server waits for.
+package procgroup
 
 import (
 	"bytes"
@@ -7,10 +9,10 @@ import (
 	"syscall"
 )
 
-// groupAlive reports whether process group pgid has a member that is not a
+// Alive reports whether process group pgid has a member that is not a
 // zombie. Zombies count as gone: orphans are reaped by init, which in a
 // container may never happen (hitl can even be PID 1), and they cannot run.
-func groupAlive(pgid int) bool {
+func Alive(pgid int) bool {
 	if syscall.Kill(-pgid, 0) != nil {
 		return false
 	}
