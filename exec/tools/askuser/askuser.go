@@ -26,19 +26,14 @@ const (
 	Unanswered = "Nobody answered the question: no one was available to ask."
 )
 
-// Asker asks a canonical question (prompt.Asker).
-type Asker interface {
-	Ask(ctx context.Context, q prompt.Question) (prompt.Answer, error)
-}
-
 // Tool is ask_user.
 type Tool struct {
 	name  string
-	asker Asker
+	asker prompt.Questioner
 }
 
 // New returns the tool, named name (default ask_user).
-func New(name string, asker Asker) *Tool {
+func New(name string, asker prompt.Questioner) *Tool {
 	if name == "" {
 		name = "ask_user"
 	}

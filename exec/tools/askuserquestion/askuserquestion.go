@@ -28,19 +28,14 @@ const (
 	Separator = ", "
 )
 
-// Asker asks a canonical question (prompt.Asker).
-type Asker interface {
-	Ask(ctx context.Context, q prompt.Question) (prompt.Answer, error)
-}
-
 // Tool is AskUserQuestion.
 type Tool struct {
 	name  string
-	asker Asker
+	asker prompt.Questioner
 }
 
 // New returns the tool, named name (default AskUserQuestion).
-func New(name string, asker Asker) *Tool {
+func New(name string, asker prompt.Questioner) *Tool {
 	if name == "" {
 		name = "AskUserQuestion"
 	}

@@ -38,14 +38,9 @@ func ConfirmationOptions() []prompt.Option {
 	}
 }
 
-// Asker asks a canonical question (prompt.Asker).
-type Asker interface {
-	Ask(ctx context.Context, q prompt.Question) (prompt.Answer, error)
-}
-
 // New returns the toolset's two tools. The toolset takes no name: (it gives
 // two tools); the names are the seed's.
-func New(asker Asker) []exec.Tool {
+func New(asker prompt.Questioner) []exec.Tool {
 	return []exec.Tool{&Confirmation{asker: asker}, &Question{asker: asker}}
 }
 
@@ -72,7 +67,7 @@ func (r Response) result() (exec.Result, error) {
 }
 
 // Confirmation is ask_confirmation.
-type Confirmation struct{ asker Asker }
+type Confirmation struct{ asker prompt.Questioner }
 
 const confirmationParameters = `{"type":"object","properties":{
 "question":{"type":"string","description":"The approval question shown to the user."},
@@ -179,7 +174,7 @@ func (t *Confirmation) feedback(ctx context.Context, confirm prompt.Question) (*
 }
 
 // Question is ask_question.
-type Question struct{ asker Asker }
+type Question struct{ asker prompt.Questioner }
 
 const questionParameters = `{"type":"object","properties":{
 "question":{"type":"string","description":"The question to present."},

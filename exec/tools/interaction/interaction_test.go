@@ -32,7 +32,7 @@ func (a *oneAsker) Ask(_ context.Context, q prompt.Question) (prompt.Answer, err
 	return prompt.Check(q, ans)
 }
 
-func tools(asker Asker) (confirm, question exec.Tool) {
+func tools(asker prompt.Questioner) (confirm, question exec.Tool) {
 	ts := New(asker)
 	return ts[0], ts[1]
 }

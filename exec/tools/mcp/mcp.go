@@ -73,11 +73,6 @@ type Server struct {
 	Timeout time.Duration
 }
 
-// Asker asks a canonical question (prompt.Asker).
-type Asker interface {
-	Ask(ctx context.Context, q prompt.Question) (prompt.Answer, error)
-}
-
 // Secrets puts secret values into the arguments sent to the server and
 // keeps them out of what it returns (prompt.Secrets).
 type Secrets interface {
@@ -88,7 +83,7 @@ type Secrets interface {
 // Options is what a server's client needs from the run.
 type Options struct {
 	// Asker asks elicitations; nil declines them.
-	Asker Asker
+	Asker prompt.Questioner
 	// Secrets: nil when the run has none.
 	Secrets Secrets
 	// Environ is the environment a stdio server inherits before

@@ -30,11 +30,6 @@ const DefaultTimeout = 10 * time.Minute
 // responseTimeout bounds the POST of a selection to a response_url.
 const responseTimeout = 30 * time.Second
 
-// Asker asks a canonical question (prompt.Asker).
-type Asker interface {
-	Ask(ctx context.Context, q prompt.Question) (prompt.Answer, error)
-}
-
 // Secrets puts secret values into the arguments sent to the tool server and
 // keeps them out of the results (prompt.Secrets).
 type Secrets interface {
@@ -49,7 +44,7 @@ type Options struct {
 	// Server takes the callbacks; one per run, shared by its remote
 	// toolsets.
 	Server  *Server
-	Asker   Asker
+	Asker   prompt.Questioner
 	Secrets Secrets // nil: no secrets
 	// Progress shows a line to a person (nil: none).
 	Progress func(msg string)

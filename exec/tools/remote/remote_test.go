@@ -59,7 +59,7 @@ type env struct {
 
 // setup serves remotetest on httptest and builds a toolset declaring the
 // named tools; edit adjusts the toolset.
-func setup(t *testing.T, asker remote.Asker, edit func(*config.Toolset), names ...string) *env {
+func setup(t *testing.T, asker prompt.Questioner, edit func(*config.Toolset), names ...string) *env {
 	t.Helper()
 	srv := remotetest.New()
 	hs := httptest.NewServer(srv)

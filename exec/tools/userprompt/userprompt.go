@@ -12,19 +12,14 @@ import (
 	"github.com/hitl-dev/hitl/prompt"
 )
 
-// Asker asks a canonical question (prompt.Asker).
-type Asker interface {
-	Ask(ctx context.Context, q prompt.Question) (prompt.Answer, error)
-}
-
 // Tool is user_prompt.
 type Tool struct {
 	name  string
-	asker Asker
+	asker prompt.Questioner
 }
 
 // New returns the tool, named name (default user_prompt).
-func New(name string, asker Asker) *Tool {
+func New(name string, asker prompt.Questioner) *Tool {
 	if name == "" {
 		name = "user_prompt"
 	}
