@@ -51,6 +51,12 @@ func ParseLine(raw []byte) (l Line, skip bool, err error) {
 		err := json.Unmarshal(raw, &v)
 		return Line{}, false, fmt.Errorf("not JSON (%v); answer with a JSON value such as \"staging\" or {\"action\":\"decline\"}", err)
 	}
+	if k, ok := duplicateKey(raw); ok {
+		// Which one counts depends on who reads the line: hitl (the last)
+		// and a person or a script checking it (maybe the first) must
+		// never disagree about an answer.
+		return Line{}, false, fmt.Errorf("the key %q appears twice in one object; give it once", k)
+	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) == nil && len(obj) > 0 && isFullForm(obj) {
 		return fullForm(obj)
@@ -277,6 +283,60 @@ func (lr *lineReader) readLine() ([]byte, error) {
 			return nil, io.EOF
 		default:
 			return nil, err
+		}
+	}
+}
+
+// duplicateKey finds a key that appears twice in one object of the JSON
+// text raw (at any depth). raw must be valid JSON.
+func duplicateKey(raw []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		atKey  bool // the next token of an object is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				if top != nil && top.object {
+					top.atKey = true // this value ends; a key comes next
+				}
+				stack = append(stack, &frame{object: true, keys: map[string]bool{}, atKey: true})
+				continue
+			case '[':
+				if top != nil && top.object {
+					top.atKey = true
+				}
+				stack = append(stack, &frame{})
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+				continue
+			}
+		case string:
+			if top != nil && top.object && top.atKey {
+				if top.keys[t] {
+					return t, true
+				}
+				top.keys[t] = true
+				top.atKey = false
+				continue
+			}
+		}
+		if top != nil && top.object {
+			top.atKey = true // a scalar value ends; a key comes next
 		}
 	}
 }
