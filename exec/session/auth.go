@@ -26,20 +26,27 @@ type Key struct {
 	secret []byte
 	// From says where the key came from, for errors.
 	From string
+	// heads is where the last MAC of each journal written here is kept
+	// ("": not kept), so records cut off a journal's end are noticed.
+	heads string
 }
 
 // LoadKey returns HITL_SESSION_KEY when set, else the random key kept in
 // the state directory (made on first use, mode 0600).
 func LoadKey(getenv func(string) string) (Key, error) {
+	dir, dirErr := DefaultDir(getenv)
+	heads := ""
+	if dirErr == nil {
+		heads = filepath.Join(filepath.Dir(dir), "heads")
+	}
 	if v := getenv(KeyEnv); v != "" {
 		if len(v) < minKeyLen {
 			return Key{}, fmt.Errorf("%s is %d characters long; use at least %d (a random value, e.g. from openssl rand -hex 32)", KeyEnv, len(v), minKeyLen)
 		}
-		return Key{secret: []byte(v), From: KeyEnv}, nil
+		return Key{secret: []byte(v), From: KeyEnv, heads: heads}, nil
 	}
-	dir, err := DefaultDir(getenv)
-	if err != nil {
-		return Key{}, err
+	if dirErr != nil {
+		return Key{}, dirErr
 	}
 	path := filepath.Join(filepath.Dir(dir), "session.key")
 	k, err := readKey(path)
@@ -49,7 +56,64 @@ func LoadKey(getenv func(string) string) (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
-	return Key{secret: k, From: path}, nil
+	return Key{secret: k, From: path, heads: heads}, nil
+}
+
+// headPath is where the last MAC of the journal of run runID at path is
+// kept (bound to the run too: another run's journal later written at the
+// same path, on another machine, is not mistaken for this one cut short).
+func (k Key) headPath(path, runID string) string {
+	if k.heads == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(abs + "\x00" + runID))
+	return filepath.Join(k.heads, hex.EncodeToString(sum[:16]))
+}
+
+// readHead returns the last MAC hitl wrote to the journal at path on this
+// machine, or nil when it kept none (a journal moved here, or written with
+// another state dir).
+func (k Key) readHead(path, runID string) []byte {
+	hp := k.headPath(path, runID)
+	if hp == "" {
+		return nil
+	}
+	data, err := os.ReadFile(hp)
+	if err != nil {
+		return nil
+	}
+	mac, err := hex.DecodeString(string(bytes.TrimSpace(data)))
+	if err != nil || len(mac) != sha256.Size {
+		return nil
+	}
+	return mac
+}
+
+// writeHead keeps mac as the last MAC of the journal at path (best effort:
+// without it, only a cut-off end goes unnoticed).
+func (k Key) writeHead(path, runID string, mac []byte) {
+	hp := k.headPath(path, runID)
+	if hp == "" || mac == nil {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(hp), 0o700) != nil {
+		return
+	}
+	tmp := hp + ".tmp"
+	if os.WriteFile(tmp, []byte(hex.EncodeToString(mac)+"\n"), 0o600) != nil || os.Rename(tmp, hp) != nil {
+		os.Remove(tmp)
+	}
+}
+
+// removeHead forgets the journal of run runID at path (deleted).
+func (k Key) removeHead(path, runID string) {
+	if hp := k.headPath(path, runID); hp != "" {
+		os.Remove(hp)
+	}
 }
 
 func readKey(path string) ([]byte, error) {
@@ -107,6 +171,11 @@ const macField = `,"mac":"`
 type chain struct {
 	key  Key
 	prev []byte
+	// seen are the MACs of the records read (to tell whether the last MAC
+	// hitl wrote to this journal here is among them).
+	seen map[string]bool
+	// runID is the journal's run (its header's), for its head file.
+	runID string
 }
 
 func (c *chain) mac(rec []byte) []byte {
@@ -151,6 +220,9 @@ func (c *chain) open(line []byte) ([]byte, error) {
 		return nil, errBadMAC
 	}
 	c.prev = want
+	if c.seen != nil {
+		c.seen[string(want)] = true
+	}
 	return rec, nil
 }
 

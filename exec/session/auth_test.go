@@ -2,10 +2,13 @@ package session
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hitl-dev/hitl/exec"
 )
 
 func testKey(s string) Key { return Key{secret: []byte(s), From: "test"} }
@@ -92,4 +95,84 @@ func TestLoadKey(t *testing.T) {
 	if _, err := LoadKey(getenv); err == nil || !strings.Contains(err.Error(), "0600") {
 		t.Errorf("world-readable key accepted: %v", err)
 	}
+}
+
+// Records cut off the end of a journal written on this machine are
+// noticed (the last MAC hitl wrote is kept in the state dir); a journal
+// moved elsewhere, or longer than what was kept, still opens.
+func TestJournalCutShortIsRefused(t *testing.T) {
+	state := t.TempDir()
+	getenv := func(k string) string {
+		if k == "XDG_STATE_HOME" {
+			return state
+		}
+		return ""
+	}
+	key, err := LoadKey(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	j, err := Create(path, Header{RunID: "r1", Agent: "root"}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &exec.State{}
+	for _, text := range []string{"one", "two", "three"} {
+		st.Messages = append(st.Messages, exec.Message{Role: exec.RoleUser, Text: text})
+		j.Message(st.Messages[len(st.Messages)-1], st)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := os.ReadFile(path)
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+
+	// Intact: opens.
+	j2, _, err := Open(path, key)
+	if err != nil {
+		t.Fatalf("intact journal refused: %v", err)
+	}
+	j2.Close()
+
+	// The last record cut off: refused, naming where records are missing.
+	cut := bytes.Join(lines[:3], nil)
+	if err := os.WriteFile(path, cut, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var te *TamperedError
+	if _, _, err := Open(path, key); !errors.As(err, &te) || te.Line != 4 || !strings.Contains(err.Error(), "cut short") {
+		t.Fatalf("cut journal: err = %v, want a TamperedError at line 4", err)
+	}
+
+	// The same cut journal moved to another path (another machine, or a
+	// state dir that kept nothing for it): nothing to compare, it opens.
+	moved := filepath.Join(dir, "moved.jsonl")
+	if err := os.WriteFile(moved, cut, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j3, _, err := Open(moved, key)
+	if err != nil {
+		t.Fatalf("moved journal refused: %v", err)
+	}
+	j3.Close()
+
+	// A journal longer than what was kept (hitl killed after writing
+	// records, before keeping their MAC) opens.
+	if err := os.WriteFile(path, whole, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := &chain{key: key}
+	for _, l := range lines[:3] {
+		if _, err := c.open(bytes.TrimSuffix(l, []byte("\n"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key.writeHead(path, "r1", c.prev) // the MAC of record 3 of 4
+	j4, _, err := Open(path, key)
+	if err != nil {
+		t.Fatalf("whole journal refused: %v", err)
+	}
+	j4.Close()
 }

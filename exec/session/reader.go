@@ -54,8 +54,15 @@ func Open(path string, key Key) (*Journal, *Loaded, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	c := &chain{key: key}
+	c := &chain{key: key, seen: map[string]bool{}}
 	l, err := read(f, path, c)
+	if err == nil {
+		c.runID = l.Header.RunID
+		if head := key.readHead(path, c.runID); head != nil && !c.seen[string(head)] {
+			err = &TamperedError{Path: path, Line: len(c.seen) + 1, Reason: "records hitl wrote after this point are missing (the journal was cut short)", KeyFrom: key.From}
+		}
+		c.seen = nil
+	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err

@@ -44,7 +44,7 @@ func Create(path string, h Header, key Key) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
-	j := newJournal(path, f, chain{key: key})
+	j := newJournal(path, f, chain{key: key, runID: h.RunID})
 	h.Version = Version
 	j.write(record{Kind: "header", Header: &h})
 	return j, j.err
@@ -138,8 +138,8 @@ func newJournal(path string, f *os.File, c chain) *Journal {
 func (j *Journal) Flush() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f != nil && j.w.Flush() == nil {
-		_ = j.f.Sync()
+	if j.f != nil && j.w.Flush() == nil && j.f.Sync() == nil {
+		j.chain.key.writeHead(j.path, j.chain.runID, j.chain.prev)
 	}
 }
 
@@ -154,6 +154,9 @@ func (j *Journal) Close() error {
 	if err == nil {
 		err = j.f.Sync()
 	}
+	if err == nil {
+		j.chain.key.writeHead(j.path, j.chain.runID, j.chain.prev)
+	}
 	if cerr := j.f.Close(); err == nil {
 		err = cerr
 	}
@@ -167,5 +170,6 @@ func (j *Journal) Close() error {
 // Remove closes and deletes the journal (after a successful run).
 func (j *Journal) Remove() error {
 	_ = j.Close()
+	j.chain.key.removeHead(j.path, j.chain.runID)
 	return os.Remove(j.path)
 }
