@@ -108,5 +108,20 @@ func Prune(dir string, cutoff time.Time) ([]string, error) {
 		}
 		removed = append(removed, s.Path)
 	}
+	pruneHeads(filepath.Join(filepath.Dir(dir), "heads"), cutoff)
 	return removed, errors.Join(errs...)
+}
+
+// pruneHeads removes the kept last MACs (auth.go) last written before
+// cutoff: of sessions pruned, deleted by hand, or moved away.
+func pruneHeads(dir string, cutoff time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(cutoff) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
