@@ -62,6 +62,9 @@ func benchTree(b *testing.B) string {
 				}
 			}
 		}
+		if benchErr == nil && n != benchFiles {
+			benchErr = fmt.Errorf("generated %d files, want %d", n, benchFiles)
+		}
 	})
 	if benchErr != nil {
 		b.Fatal(benchErr)

@@ -140,19 +140,7 @@ func TestCheckedTimeoutAndKillAll(t *testing.T) {
 		res, _ := call(t, tool, map[string]any{"cmd": "sleep 30"})
 		done <- res.Text
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		running.Lock()
-		n := len(running.pgids)
-		running.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the command never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitRunning(t)
 	KillAll()
 	select {
 	case text := <-done:

@@ -19,19 +19,7 @@ func TestKillAllEndsRunningCommands(t *testing.T) {
 		res, _ := call(t, tool, map[string]any{"cmd": "trap '' TERM; echo started; sleep 30"})
 		done <- res
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		running.Lock()
-		n := len(running.pgids)
-		running.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the command never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitRunning(t)
 	time.Sleep(100 * time.Millisecond) // let the shell set its trap
 	KillAll()
 	select {
@@ -41,5 +29,23 @@ func TestKillAllEndsRunningCommands(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("KillAll did not end the command")
+	}
+}
+
+// waitRunning waits until a command's process group is running.
+func waitRunning(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		running.Lock()
+		n := len(running.pgids)
+		running.Unlock()
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
