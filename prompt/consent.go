@@ -17,9 +17,10 @@ const (
 	// yes/no enum, a form with such a field; see SchemaConsent): its default
 	// was written by the model, so it is never used nor preselected.
 	ConsentConfirm
-	// ConsentConfirmNo is a confirmation whose default is hitl's own
-	// refusal (ask_confirmation's "no"): never defaulted, and preselected
-	// on a terminal so that a stray Enter refuses.
+	// ConsentConfirmNo is a confirmation whose default no model wrote:
+	// hitl's own refusal (ask_confirmation's "no"), or the invoking
+	// person's (hitl ask --default). Never defaulted when nobody answers,
+	// and preselected on a terminal (for a refusal, a stray Enter refuses).
 	ConsentConfirmNo
 	// ConsentApproval is a shell or tool approval (ApprovalQuestion):
 	// never defaulted, never replayed from a session (approved again by a
