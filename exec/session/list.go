@@ -41,7 +41,7 @@ func List(dir string) ([]Summary, error) {
 	}
 	var out []Summary
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".jsonl") {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())

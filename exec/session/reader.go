@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/prompt"
@@ -46,9 +47,15 @@ type Loaded struct {
 // Open locks the session at path, reads it, verifies every record with
 // key, and reopens it for appending.
 func Open(path string, key Key) (*Journal, *Loaded, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	// O_NONBLOCK: a FIFO at path must not hang the open; it is refused
+	// below, as anything but a regular file is.
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("session %s is not a regular file", path)
 	}
 	if err := lock(f); err != nil {
 		f.Close()
