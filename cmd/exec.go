@@ -9,7 +9,7 @@ import (
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/run"
-	"github.com/hitl-dev/hitl/termtext"
+	"github.com/hitl-dev/hitl/internal/termtext"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/internal/termtext"
 	"github.com/hitl-dev/hitl/prompt"
-	"github.com/hitl-dev/hitl/termtext"
 )
 
 // jsonSink writes each event as one JSON line, the moment it happens.

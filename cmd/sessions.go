@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hitl-dev/hitl/exec/session"
-	"github.com/hitl-dev/hitl/termtext"
+	"github.com/hitl-dev/hitl/internal/termtext"
 )
 
 // SessionsOptions are the flags of hitl sessions.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hitl-dev/hitl/schema"
-	"github.com/hitl-dev/hitl/termtext"
+	"github.com/hitl-dev/hitl/internal/termtext"
+	"github.com/hitl-dev/hitl/prompt/schema"
 )
 
 // DefaultMaxIterations bounds the model turns of a run when neither the agent

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hitl-dev/hitl/schema"
-	"github.com/hitl-dev/hitl/termtext"
+	"github.com/hitl-dev/hitl/internal/termtext"
+	"github.com/hitl-dev/hitl/prompt/schema"
 )
 
 // Check validates an answer against its question and returns it in canonical

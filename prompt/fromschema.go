@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/hitl-dev/hitl/schema"
+	"github.com/hitl-dev/hitl/prompt/schema"
 )
 
 // FromSchema makes a question for content that must satisfy raw, a JSON

@@ -3,8 +3,8 @@ package tty
 import (
 	"strings"
 
+	"github.com/hitl-dev/hitl/internal/termtext"
 	"github.com/hitl-dev/hitl/prompt"
-	"github.com/hitl-dev/hitl/termtext"
 )
 
 // isConsent says whether q's answer can grant something (DESIGN §4

@@ -9,8 +9,8 @@ import (
 
 	"github.com/AlecAivazis/survey/v2"
 	"github.com/AlecAivazis/survey/v2/core"
+	"github.com/hitl-dev/hitl/internal/termtext"
 	"github.com/hitl-dev/hitl/prompt"
-	"github.com/hitl-dev/hitl/termtext"
 )
 
 // customLabel is the extra last option of a choice that allows free text.

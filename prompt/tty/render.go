@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hitl-dev/hitl/internal/termtext"
 	"github.com/hitl-dev/hitl/prompt"
-	"github.com/hitl-dev/hitl/termtext"
 	"golang.org/x/term"
 	"golang.org/x/text/width"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/prompt"
-	"github.com/hitl-dev/hitl/schema"
+	"github.com/hitl-dev/hitl/prompt/schema"
 )
 
 // oneAsker answers one question with ans and records it; with no answer it

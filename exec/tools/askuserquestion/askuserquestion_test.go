@@ -8,7 +8,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/prompt"
-	"github.com/hitl-dev/hitl/schema"
+	"github.com/hitl-dev/hitl/prompt/schema"
 )
 
 // neverAsker fails the test when asked: a call that breaks a rule must not

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/prompt"
-	"github.com/hitl-dev/hitl/schema"
+	"github.com/hitl-dev/hitl/prompt/schema"
 )
 
 // oneAsker answers the first question with ans and any follow-up with

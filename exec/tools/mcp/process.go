@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hitl-dev/hitl/termtext"
+	"github.com/hitl-dev/hitl/internal/termtext"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -18,8 +18,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hitl-dev/hitl/internal/termtext"
 	"github.com/hitl-dev/hitl/prompt"
-	"github.com/hitl-dev/hitl/termtext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )

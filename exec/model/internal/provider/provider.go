@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/config"
-	"github.com/hitl-dev/hitl/termtext"
+	"github.com/hitl-dev/hitl/internal/termtext"
 )
 
 // Defaults for Config fields left zero.
