@@ -14,7 +14,7 @@ import (
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/model"
 	"github.com/hitl-dev/hitl/exec/run"
-	"github.com/hitl-dev/hitl/exec/tools/shell"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/prompt"
 	"github.com/hitl-dev/hitl/prompt/tty"
 )
@@ -67,6 +67,9 @@ func signalName(s os.Signal) string {
 // Main runs hitl with the process's arguments and streams and returns the
 // exit code.
 func Main() int {
+	// Before anything else: no secret stays in hitl's environment block,
+	// where a child could read it (DESIGN §12).
+	sandbox.HideEnviron(os.Args)
 	ios := System()
 	// A write to a closed stdout must come back as EPIPE, ending the run
 	// cleanly, instead of killing the process before children are reaped.
@@ -181,7 +184,7 @@ func signalContext(parent context.Context, ios *IOStreams, hard *run.HardExit) (
 		case s := <-ch:
 			if s == os.Interrupt {
 				fmt.Fprintln(ios.ErrOut, "hitl: interrupted again, exiting now")
-				shell.KillAll()        // no grace period left for running commands
+				sandbox.KillAll()      // no grace period left for running commands
 				hard.Run()             // journals flushed: resumable from the last completed step
 				tty.RestoreTerminals() // echo back on, as the front end found it
 				os.Exit(ExitInterrupted)

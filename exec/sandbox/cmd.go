@@ -1,0 +1,295 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hitl-dev/hitl/internal/procgroup"
+	"golang.org/x/sys/unix"
+)
+
+// Spec is one child process.
+type Spec struct {
+	// Path is the program: a path, or a name looked up in Env's PATH.
+	Path string
+	// Args are the arguments after the program's name; Argv0, when set,
+	// is its argv[0] (else Path).
+	Args  []string
+	Argv0 string
+	Dir   string   // working directory ("": hitl's)
+	Env   []string // the whole environment, NAME=value
+	// Stdin nil is /dev/null. Stdout and Stderr nil are /dev/null.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Access         Access
+	// TempDir is the private temp dir an Unseen child may write in (also
+	// its TMPDIR); "" gives none.
+	TempDir string
+	// Grace is how long after SIGTERM the group gets SIGKILL (default 2s).
+	Grace time.Duration
+}
+
+// Cmd is a started or startable child in its own session and process group.
+type Cmd struct {
+	sb    *Sandbox
+	spec  Spec
+	cmd   *osexec.Cmd
+	grace time.Duration
+
+	mu     sync.Mutex
+	termAt time.Time
+}
+
+// Command makes a child for spec; ctx ending stops its group (SIGTERM, then
+// SIGKILL after the grace).
+func (s *Sandbox) Command(ctx context.Context, spec Spec) *Cmd {
+	if spec.Grace <= 0 {
+		spec.Grace = 2 * time.Second
+	}
+	c := &Cmd{sb: s, spec: spec, grace: spec.Grace}
+	c.cmd = osexec.CommandContext(ctx, "/nonexistent")
+	c.cmd.Dir = spec.Dir
+	c.cmd.Env = spec.Env
+	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
+	// A new session: no controlling terminal, so /dev/tty fails, and the
+	// child leads its own process group.
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	c.cmd.Cancel = func() error {
+		c.term()
+		return nil
+	}
+	c.cmd.WaitDelay = spec.Grace
+	return c
+}
+
+// StdinPipe is a pipe to the child's stdin (an MCP server's).
+func (c *Cmd) StdinPipe() (io.WriteCloser, error) { return c.cmd.StdinPipe() }
+
+// StdoutPipe is a pipe from the child's stdout (an MCP server's).
+func (c *Cmd) StdoutPipe() (io.ReadCloser, error) { return c.cmd.StdoutPipe() }
+
+// Start resolves the program and starts it inside the sandbox. An error
+// wrapping os.ErrNotExist (or exec.ErrNotFound) is a program not found.
+func (c *Cmd) Start() error {
+	path, err := lookPath(c.spec.Path, c.spec.Dir, c.spec.Env)
+	if err != nil {
+		return err
+	}
+	argv0 := c.spec.Argv0
+	if argv0 == "" {
+		argv0 = c.spec.Path
+	}
+	argv := append([]string{argv0}, c.spec.Args...)
+	prog, args, err := c.sb.wrap(path, argv, c.spec)
+	if err != nil {
+		return err
+	}
+	c.cmd.Path = prog
+	c.cmd.Args = args
+	c.cmd.Err = nil
+	if err := c.cmd.Start(); err != nil {
+		return err
+	}
+	track(c.pgid(), true)
+	return nil
+}
+
+// Wait waits for the child and then stops what it left in its group. Its
+// error is ExitError-like: see Status.
+func (c *Cmd) Wait() error {
+	err := c.cmd.Wait()
+	c.Stop()
+	track(c.pgid(), false)
+	if errors.Is(err, osexec.ErrWaitDelay) {
+		return nil
+	}
+	return err
+}
+
+// Run starts the child and waits for it.
+func (c *Cmd) Run() error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Wait()
+}
+
+// Pid is the child's pid (its process group's id), 0 before Start.
+func (c *Cmd) Pid() int {
+	if c.cmd.Process == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
+func (c *Cmd) pgid() int { return c.Pid() }
+
+// term sends SIGTERM to the group, and SIGCONT so stopped members can act
+// on it.
+func (c *Cmd) term() {
+	if c.pgid() == 0 {
+		return
+	}
+	c.mu.Lock()
+	if c.termAt.IsZero() {
+		c.termAt = time.Now()
+	}
+	c.mu.Unlock()
+	_ = syscall.Kill(-c.pgid(), syscall.SIGTERM)
+	_ = syscall.Kill(-c.pgid(), syscall.SIGCONT)
+}
+
+// Stop ends whatever is left of the group: SIGTERM, then SIGKILL when
+// members remain after the grace. It returns at once when nothing is left,
+// and only when nothing is left (bounded).
+func (c *Cmd) Stop() {
+	if c.pgid() == 0 || !procgroup.Alive(c.pgid()) {
+		return
+	}
+	c.term()
+	c.mu.Lock()
+	deadline := c.termAt.Add(c.grace)
+	c.mu.Unlock()
+	if c.waitGone(deadline) {
+		return
+	}
+	_ = syscall.Kill(-c.pgid(), syscall.SIGKILL)
+	c.waitGone(time.Now().Add(time.Second))
+}
+
+// Kill sends SIGKILL to the group at once.
+func (c *Cmd) Kill() {
+	if c.pgid() != 0 {
+		_ = syscall.Kill(-c.pgid(), syscall.SIGKILL)
+	}
+}
+
+// Exited says whether the child has been waited for.
+func (c *Cmd) Exited() bool { return c.cmd.ProcessState != nil }
+
+func (c *Cmd) waitGone(deadline time.Time) bool {
+	for time.Now().Before(deadline) {
+		if !procgroup.Alive(c.pgid()) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return !procgroup.Alive(c.pgid())
+}
+
+// Status says how a child ended from Wait's error: its exit code, or the
+// signal that killed it (name "" when none), and ok false when err is not
+// an exit (the child could not be waited for).
+func Status(err error) (code int, signal string, ok bool) {
+	if err == nil {
+		return 0, "", true
+	}
+	var ee *osexec.ExitError
+	if !errors.As(err, &ee) {
+		return 0, "", false
+	}
+	if ws, wok := ee.Sys().(syscall.WaitStatus); wok && ws.Signaled() {
+		name := unix.SignalName(ws.Signal())
+		if name == "" {
+			name = ws.Signal().String()
+		}
+		return 128 + int(ws.Signal()), name, true
+	}
+	return ee.ExitCode(), "", true
+}
+
+// Describe names how a child ended: "exit status 7", "killed by signal
+// SIGKILL", or the error.
+func Describe(err error) string {
+	code, sig, ok := Status(err)
+	switch {
+	case !ok:
+		return err.Error()
+	case sig != "":
+		return "killed by signal " + sig
+	}
+	return fmt.Sprintf("exit status %d", code)
+}
+
+// lookPath finds file as execvp would with env's PATH, relative paths
+// against dir.
+func lookPath(file, dir string, env []string) (string, error) {
+	if strings.Contains(file, "/") {
+		p := file
+		if !filepath.IsAbs(p) && dir != "" {
+			p = filepath.Join(dir, p)
+		}
+		if err := executable(p); err != nil {
+			return "", &osexec.Error{Name: file, Err: err}
+		}
+		return filepath.Abs(p)
+	}
+	pathVar := "/usr/local/bin:/usr/bin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar = v
+		}
+	}
+	for _, d := range filepath.SplitList(pathVar) {
+		if d == "" {
+			d = "."
+		}
+		p := filepath.Join(d, file)
+		if !filepath.IsAbs(p) && dir != "" {
+			p = filepath.Join(dir, p)
+		}
+		if executable(p) == nil {
+			return filepath.Abs(p)
+		}
+	}
+	return "", &osexec.Error{Name: file, Err: osexec.ErrNotFound}
+}
+
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return os.ErrPermission
+	}
+	return nil
+}
+
+// running holds the process groups of children in flight, for KillAll.
+var running = struct {
+	sync.Mutex
+	pgids map[int]bool
+}{pgids: map[int]bool{}}
+
+func track(pgid int, on bool) {
+	if pgid == 0 {
+		return
+	}
+	running.Lock()
+	defer running.Unlock()
+	if on {
+		running.pgids[pgid] = true
+	} else {
+		delete(running.pgids, pgid)
+	}
+}
+
+// KillAll sends SIGKILL to the process group of every child still running:
+// for a second Ctrl-C, which exits without waiting for any grace.
+func KillAll() {
+	running.Lock()
+	defer running.Unlock()
+	for pgid := range running.pgids {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}

@@ -1,0 +1,105 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// environFD names the variable that tells a re-executed hitl which file
+// holds its real environment.
+const environFD = "HITL_ENVIRON_FD"
+
+// maxEnviron bounds the environment read back (the kernel's own limit on
+// arguments and environment together is far lower).
+const maxEnviron = 64 << 20
+
+// HideEnviron keeps hitl's secrets out of its environment block, which
+// /proc/<pid>/environ shows (Landlock does not hide it from a child):
+// when args name a command that starts children (exec, resume), hitl
+// re-executes itself with the whole environment handed over in a memfd,
+// and the re-executed process reads it back into memory only. It also
+// marks the process non-dumpable. It returns in the process that goes on;
+// on any failure it goes on with the environment as it was.
+func HideEnviron(args []string) {
+	if v, ok := os.LookupEnv(environFD); ok {
+		restoreEnviron(v)
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+		return
+	}
+	if !startsChildren(args) {
+		return
+	}
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	if len(os.Environ()) == 0 {
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return
+	}
+	fd, err := unix.MemfdCreate("hitl-environ", unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return
+	}
+	var buf bytes.Buffer
+	for _, kv := range os.Environ() {
+		buf.WriteString(kv)
+		buf.WriteByte(0)
+	}
+	f := os.NewFile(uintptr(fd), "hitl-environ")
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return
+	}
+	_, _ = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL)
+	// Exec keeps fd open (memfd_create without MFD_CLOEXEC); every other
+	// file hitl opened is close-on-exec.
+	_ = syscall.Exec(self, args, []string{environFD + "=" + strconv.Itoa(fd)})
+	f.Close() // exec failed: go on as we are
+}
+
+// startsChildren says whether args (os.Args) run a command that starts
+// child processes: the first word that is not a flag is exec or resume.
+func startsChildren(args []string) bool {
+	for _, a := range args[1:] {
+		if a == "--" {
+			return false
+		}
+		if len(a) > 0 && a[0] == '-' {
+			continue
+		}
+		return a == "exec" || a == "resume"
+	}
+	return false
+}
+
+// restoreEnviron reads the environment from the memfd named by v and makes
+// it the process's (in memory only), then closes the file.
+func restoreEnviron(v string) {
+	os.Unsetenv(environFD)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "hitl-environ")
+	defer f.Close()
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Size > maxEnviron {
+		return
+	}
+	data := make([]byte, st.Size)
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return
+	}
+	os.Clearenv()
+	for _, kv := range bytes.Split(data, []byte{0}) {
+		name, val, ok := bytes.Cut(kv, []byte{'='})
+		if ok && len(name) > 0 {
+			os.Setenv(string(name), string(val))
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	"golang.org/x/sys/unix"
+)
+
+// helperArg is argv[1] of the re-exec of hitl that applies a Landlock
+// domain to itself and then executes the child (see init).
+const helperArg = "__hitl_sandbox_exec__"
+
+// helperConfig is what the helper needs to build the domain: paths only,
+// never a secret.
+type helperConfig struct {
+	StateDir string `json:"state_dir,omitempty"`
+	Access   Access `json:"access"`
+	Dir      string `json:"dir,omitempty"`
+	TempDir  string `json:"temp_dir,omitempty"`
+}
+
+func init() {
+	if len(os.Args) > 4 && os.Args[1] == helperArg {
+		os.Exit(helperMain(os.Args[2], os.Args[3], os.Args[4:]))
+	}
+}
+
+// helperMain confines this process (every thread) and executes prog with
+// argv; it returns only on failure, as a shell would: 126, or 127 when prog
+// is gone.
+func helperMain(cfgJSON, prog string, argv []string) int {
+	var cfg helperConfig
+	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "hitl sandbox: bad configuration: %v\n", err)
+		return 126
+	}
+	if err := confine(cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "hitl sandbox: cannot apply the Landlock domain: %v\n", err)
+		return 126
+	}
+	err := syscall.Exec(prog, argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
+	if err == syscall.ENOENT {
+		return 127
+	}
+	return 126
+}
+
+// confine applies the domain: the file system but hitl's state dir and
+// the terminals readable (writable as cfg.Access says), and no signal or
+// abstract unix socket reaching outside the domain. ptrace, and so
+// /proc/<pid>/fd and mem, of processes outside it is refused by Landlock
+// itself.
+func confine(cfg helperConfig) error {
+	var rules []landlock.Rule
+	hidden := []string{"/dev"}
+	if cfg.StateDir != "" {
+		hidden = append(hidden, cfg.StateDir)
+	}
+	siblings(hidden, func(path string, dir bool) {
+		switch {
+		case cfg.Access == Seen && dir:
+			rules = append(rules, landlock.RWDirs(path).WithRefer().IgnoreIfMissing())
+		case cfg.Access == Seen:
+			rules = append(rules, landlock.RWFiles(path).IgnoreIfMissing())
+		case dir:
+			rules = append(rules, landlock.RODirs(path).IgnoreIfMissing())
+		default:
+			rules = append(rules, landlock.ROFiles(path).IgnoreIfMissing())
+		}
+	})
+	// Listing the directories above a hidden one (/, ~) is allowed; their
+	// hidden entries' contents are not.
+	for _, h := range hidden {
+		for d := filepath.Dir(h); ; d = filepath.Dir(d) {
+			rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_READ_DIR), d))
+			if d == "/" {
+				break
+			}
+		}
+	}
+	rules = append(rules,
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom").WithIoctlDev().IgnoreIfMissing(),
+		landlock.RWDirs("/dev/shm").IgnoreIfMissing(),
+		landlock.PathAccess(landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_READ_DIR), "/dev"),
+	)
+	if cfg.Access == Unseen {
+		for _, d := range []string{cfg.Dir, cfg.TempDir} {
+			if d != "" {
+				rules = append(rules, landlock.RWDirs(d).WithRefer())
+			}
+		}
+	}
+	if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
+		return err
+	}
+	return landlock.V7.BestEffort().RestrictScoped()
+}
+
+// siblings calls fn for every entry of the directories on the way from /
+// to each hidden path that is not itself on that way: everything but the
+// hidden paths, as the smallest set of hierarchies.
+func siblings(hidden []string, fn func(path string, dir bool)) {
+	onWay := map[string]bool{}
+	isHidden := map[string]bool{}
+	for _, h := range hidden {
+		isHidden[h] = true
+		for d := filepath.Dir(h); ; d = filepath.Dir(d) {
+			onWay[d] = true
+			if d == "/" {
+				break
+			}
+		}
+	}
+	var visit func(dir string)
+	visit = func(dir string) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case isHidden[p]:
+			case onWay[p]:
+				visit(p)
+			default:
+				fi, err := os.Stat(p) // follows symlinks: rules hold resolved paths
+				if err != nil {
+					continue
+				}
+				fn(p, fi.IsDir())
+			}
+		}
+	}
+	visit("/")
+}
+
+// probeLandlock checks the kernel has Landlock and hitl can re-execute
+// itself.
+func probeLandlock() (self, why string) {
+	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 || int(abi) < 1 {
+		return "", "the kernel has no Landlock"
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Sprintf("hitl cannot find its own executable (%v)", err)
+	}
+	return self, ""
+}
+
+// landlockArgs is the helper's command line for prog.
+func (s *Sandbox) landlockArgs(prog string, argv []string, spec Spec) ([]string, error) {
+	cfg := helperConfig{StateDir: s.stateDir, Access: spec.Access, Dir: spec.Dir, TempDir: spec.TempDir}
+	if cfg.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Dir = wd
+	}
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{"hitl-sandbox", helperArg, string(data), prog}, argv...), nil
+}

@@ -1,0 +1,86 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// mechanisms are the sandboxes this machine has, each a subtest.
+func eachMechanism(t *testing.T, fn func(t *testing.T, sb *Sandbox)) {
+	for _, mode := range []Mode{Bwrap, Landlock} {
+		t.Run(string(mode), func(t *testing.T) {
+			state := t.TempDir()
+			sb, err := New(mode, state)
+			if err != nil {
+				t.Skipf("no %s on this machine: %v", mode, err)
+			}
+			fn(t, sb)
+		})
+	}
+}
+
+func runIn(t *testing.T, sb *Sandbox, access Access, dir string, script string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	c := sb.Command(context.Background(), Spec{
+		Path: "/bin/sh", Args: []string{"-c", script}, Dir: dir,
+		Env: []string{"PATH=/usr/bin:/bin"}, Stdout: &out, Stderr: &out, Access: access,
+	})
+	err := c.Run()
+	return out.String(), err
+}
+
+func TestChildCannotReachHitl(t *testing.T) {
+	eachMechanism(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		pid := strconv.Itoa(os.Getpid())
+		key := filepath.Join(sb.StateDir(), "session.key")
+		if err := os.WriteFile(key, []byte("secret-key"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name, script string
+		}{
+			{"write hitl's stdin", "echo '\"once\"' > /proc/" + pid + "/fd/0"},
+			{"read hitl's stdin", "cat /proc/" + pid + "/fd/0"},
+			{"read hitl's memory", "head -c1 /proc/" + pid + "/mem"},
+			{"open the terminal", "echo x > /dev/tty"},
+			{"read the state dir", "cat " + key},
+			{"signal hitl", "kill -0 " + pid},
+		}
+		for _, access := range []Access{Seen, Unseen} {
+			for _, tt := range tests {
+				out, err := runIn(t, sb, access, dir, tt.script)
+				if err == nil {
+					t.Errorf("access %d: %s: succeeded (%q)", access, tt.name, out)
+				}
+				if strings.Contains(out, "secret-key") {
+					t.Errorf("access %d: %s: read the key", access, tt.name)
+				}
+			}
+		}
+	})
+}
+
+func TestUnseenWritesOnlyItsDirectory(t *testing.T) {
+	eachMechanism(t, func(t *testing.T, sb *Sandbox) {
+		dir, other := t.TempDir(), t.TempDir()
+		if out, err := runIn(t, sb, Unseen, dir, "echo ok > here"); err != nil {
+			t.Fatalf("write in its dir: %v %s", err, out)
+		}
+		if _, err := runIn(t, sb, Unseen, dir, "echo no > "+other+"/there"); err == nil {
+			t.Errorf("an unseen command wrote outside its directory")
+		}
+		if out, err := runIn(t, sb, Seen, dir, "echo ok > "+other+"/there"); err != nil {
+			t.Errorf("a seen command could not write where the user can: %v %s", err, out)
+		}
+		if out, err := runIn(t, sb, Unseen, dir, "echo x > /dev/null && ls / >/dev/null && cat /etc/hostname"); err != nil {
+			t.Errorf("ordinary reads failed: %v %s", err, out)
+		}
+	})
+}
