@@ -62,6 +62,7 @@ func runAgent(ctx context.Context, opts *ExecOptions, build func(run.Options) (*
 		Cassette:      cas,
 		WorkingDir:    opts.WorkingDir,
 		Yolo:          opts.Yolo,
+		NoSandbox:     opts.NoSandbox,
 		MaxIterations: opts.MaxIterations,
 		Sink:          sink,
 		Progress:      progressFunc(sink),

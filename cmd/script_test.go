@@ -27,7 +27,7 @@ var scriptSetups []func(*testscript.Env) error
 var mainCleanups []func()
 
 func TestMain(m *testing.M) {
-	code := testscript.RunMain(m, map[string]func() int{"hitl": cmd.Main})
+	code := testscript.RunMain(m, map[string]func() int{"hitl": cmd.Main, "attack": attackMain})
 	for _, f := range mainCleanups {
 		f()
 	}
@@ -146,6 +146,9 @@ func condition(cond string) (bool, error) {
 		// The reference MCP servers are installed (.ci/npm-mcp.sh).
 		_, err := os.Stat("../exec/tools/mcp/testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 		return err == nil, nil
+	}
+	if mech, ok := strings.CutPrefix(cond, "sandbox:"); ok {
+		return sandboxCondition(mech)
 	}
 	if cond != "controllingtty" {
 		return false, fmt.Errorf("unknown condition %q", cond)

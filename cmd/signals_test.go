@@ -103,18 +103,38 @@ func (r *signalRun) exit(t *testing.T, limit time.Duration) int {
 	}
 }
 
-// running says whether pid still runs (a zombie runs no more).
-func running(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// runningIn lists the processes still running (a zombie runs no more) in
+// dir, which only the run's commands use. A sandboxed command's pid is its
+// own PID namespace's, so the commands are found by their directory.
+func runningIn(dir string) []string {
+	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return true
+		real = dir
 	}
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	return len(fields) == 0 || fields[0] != "Z"
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd"); err != nil || cwd != real {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 0 && fields[0] != "Z" {
+			cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+			_ = syscall.Kill(atoi(e.Name()), syscall.SIGKILL)
+		}
+	}
+	return out
 }
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // A second Ctrl-C exits at once: without waiting out the grace period of a
 // command that ignores SIGTERM, killing it, keeping the session.
@@ -125,14 +145,6 @@ func TestSecondCtrlCExitsAtOnce(t *testing.T) {
 	}
 	r := startHitl(t, dir, "exec", "--yolo", "--session", "s.jsonl", "agent.yaml")
 	r.waitFile(t, "started")
-	pidText, err := os.ReadFile(filepath.Join(dir, "pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +164,8 @@ func TestSecondCtrlCExitsAtOnce(t *testing.T) {
 		t.Errorf("stderr:\n%s", r.stderr.String())
 	}
 	time.Sleep(100 * time.Millisecond)
-	if running(pid) {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		t.Errorf("the command (pid %d) is still running", pid)
+	if left := runningIn(dir); len(left) > 0 {
+		t.Errorf("the command is still running: %v", left)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "s.jsonl")); err != nil {
 		t.Errorf("the session was not kept: %v", err)
@@ -200,11 +211,10 @@ func TestResumeAfterSignal(t *testing.T) {
 			if !strings.Contains(r.stderr.String(), "hitl resume s.jsonl") {
 				t.Errorf("no resume command on stderr:\n%s", r.stderr.String())
 			}
-			if data, err := os.ReadFile(filepath.Join(dir, "pid")); err != nil {
+			if _, err := os.ReadFile(filepath.Join(dir, "pid")); err != nil {
 				t.Errorf("the command's child wrote no pid: %v", err)
-			} else if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid <= 0 || running(pid) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				t.Errorf("the command's child (pid %s) is still running", data)
+			} else if left := runningIn(dir); len(left) > 0 {
+				t.Errorf("the command's child is still running: %v", left)
 			}
 
 			r = startHitl(t, dir, "resume", "--yolo", "s.jsonl")

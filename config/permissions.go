@@ -9,18 +9,31 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var permissionKeys = []string{"allow", "ask", "deny"}
+var permissionKeys = []string{"allow", "ask", "deny", "sandbox"}
+
+// SandboxModes are the values of permissions.sandbox (DESIGN §12): where
+// the commands of a run are confined (exec/sandbox reads them).
+var SandboxModes = []string{"auto", "bwrap", "landlock", "off"}
 
 // permissions reads the rules and checks each against the agents' tools
 // (DESIGN §7): a rule that names no tool, or an argument its tool does not
 // take, is an error, so a typo in a deny rule never silently denies nothing.
 func (l *loader) permissions(n *yaml.Node) {
-	if !l.want(n, yaml.MappingNode, "a mapping with allow, ask, deny") {
+	if !l.want(n, yaml.MappingNode, "a mapping with allow, ask, deny, sandbox") {
 		return
 	}
 	p := &l.cfg.Permissions
 	u := l.toolUniverse()
 	l.eachKey(n, "permissions key", permissionKeys, nil, func(key string, k, v *yaml.Node) {
+		if key == "sandbox" {
+			if v.Kind != yaml.ScalarNode || !contains(SandboxModes, v.Value) {
+				l.errorf(v, "permissions.sandbox: unknown value %q: valid values are %s", v.Value, strings.Join(SandboxModes, ", "))
+				return
+			}
+			p.Sandbox = v.Value
+			p.SandboxPos = Pos{Line: v.Line, Col: v.Column}
+			return
+		}
 		list := l.strings(v)
 		for i, text := range list {
 			r, err := rule.Parse(text)

@@ -200,6 +200,9 @@ type RemoteTool struct {
 // Permissions gate tool calls: deny wins over ask over allow.
 type Permissions struct {
 	Allow, Ask, Deny []string
+	// Sandbox is permissions.sandbox: "" (auto), or one of SandboxModes.
+	Sandbox    string
+	SandboxPos Pos
 }
 
 // Agent returns the named agent, or the default one when name is empty:

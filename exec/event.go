@@ -39,6 +39,8 @@ type RunStarted struct {
 	Agent   string `json:"agent"`
 	Model   string `json:"model"`
 	Session string `json:"session,omitempty"`
+	// Sandbox is what confines the run's children: bwrap, landlock, none.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 type MessageEvent struct {

@@ -72,4 +72,9 @@ type Approval struct {
 	// approves every such call: no allow rule and no approval for the
 	// session lets it run unasked (deny rules and --yolo apply as ever).
 	Secret bool
+	// Unconfined: the call runs a program that no sandbox confines (the
+	// machine has none, DESIGN §12). Like Secret, a person approves every
+	// such call: no allow rule and no approval for the session lets it run
+	// unasked.
+	Unconfined bool
 }

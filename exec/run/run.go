@@ -21,6 +21,7 @@ import (
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/model"
 	"github.com/hitl-dev/hitl/exec/model/cassette"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/exec/session"
 	"github.com/hitl-dev/hitl/exec/tools"
 	"github.com/hitl-dev/hitl/prompt"
@@ -42,9 +43,12 @@ type Options struct {
 	Model *config.Model
 	// Cassette, when set, records or replays the model's exchanges; its
 	// frozen clock is the date add_date shows.
-	Cassette      *cassette.Cassette
-	WorkingDir    string
-	Yolo          bool
+	Cassette   *cassette.Cassette
+	WorkingDir string
+	Yolo       bool
+	// NoSandbox is --no-sandbox: children run without a sandbox, and
+	// allow rules still apply (the operator's explicit opt-out).
+	NoSandbox     bool
 	MaxIterations int // 0: the agent's, else 50
 	// Session is the journal's path for a new run ("": a file named after
 	// the run id in the state dir, deleted after success).
@@ -81,6 +85,8 @@ type Run struct {
 	keep    bool // keep the session after success
 	// loaded is the session a resumed run continues, nil for a new run.
 	loaded *session.Loaded
+	// sandbox starts every child of the run (startSandbox).
+	sandbox *sandbox.Sandbox
 }
 
 // Result is how a run ended, for the command line to report.
@@ -166,9 +172,12 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	if err := r.startSandbox(); err != nil {
+		return res, err
+	}
 
 	asker := r.asker()
-	r.emit(&exec.RunStarted{RunID: r.runID, Agent: r.agent.Name, Model: modelLabel(r.opts.Model), Session: r.journal.Path()}, "run.started")
+	r.emit(&exec.RunStarted{RunID: r.runID, Agent: r.agent.Name, Model: modelLabel(r.opts.Model), Session: r.journal.Path(), Sandbox: string(r.sandbox.Mechanism())}, "run.started")
 	system, err := SystemPrompt(r.agent, r.now(), r.opts.WorkingDir, tools.Instructions(r.agent, r.toolDeps(asker)))
 	var toolList []exec.Tool
 	closeTools := func() {}
@@ -359,6 +368,7 @@ func (r *Run) toolDeps(asker *prompt.Asker) tools.Deps {
 		Secrets:        asker.Secrets,
 		Permissions:    r.cfg.Permissions,
 		Yolo:           r.opts.Yolo,
+		Sandbox:        r.sandbox,
 		HiddenEnv:      hidden,
 		Approvals:      approvals,
 		OnApproval:     r.journal.Approval,

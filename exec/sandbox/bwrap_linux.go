@@ -77,7 +77,7 @@ func (s *Sandbox) wrap(prog string, argv []string, spec Spec) (string, []string,
 		args, err := s.landlockArgs(prog, argv, spec)
 		return s.self, args, err
 	}
-	if spec.Access == Unseen && s != nil && s.mode != Off {
+	if spec.Access == Unseen && (s == nil || s.mode != Off) {
 		// Allow rules do not apply without a sandbox: an Unseen child
 		// cannot happen, and must not run unconfined if it does.
 		return "", nil, fmt.Errorf("sandbox: no sandbox to run a command nobody approved")

@@ -144,6 +144,16 @@ func (c *Cmd) term() {
 		c.termAt = time.Now()
 	}
 	c.mu.Unlock()
+	if c.sb.Mechanism() == MechBwrap {
+		// bwrap dies of SIGTERM without passing it on, and the namespace
+		// with it: the program would never get to clean up. Its groups
+		// are signalled inside; SIGKILL (Stop) still ends the namespace.
+		for _, g := range insideGroups(c.pgid()) {
+			_ = syscall.Kill(-g, syscall.SIGTERM)
+			_ = syscall.Kill(-g, syscall.SIGCONT)
+		}
+		return
+	}
 	_ = syscall.Kill(-c.pgid(), syscall.SIGTERM)
 	_ = syscall.Kill(-c.pgid(), syscall.SIGCONT)
 }
@@ -220,8 +230,10 @@ func Describe(err error) string {
 	return fmt.Sprintf("exit status %d", code)
 }
 
-// lookPath finds file as execvp would with env's PATH, relative paths
+// LookPath finds file as execvp would with env's PATH, relative paths
 // against dir.
+func LookPath(file, dir string, env []string) (string, error) { return lookPath(file, dir, env) }
+
 func lookPath(file, dir string, env []string) (string, error) {
 	if strings.Contains(file, "/") {
 		p := file
@@ -292,4 +304,12 @@ func KillAll() {
 	for pgid := range running.pgids {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
+}
+
+// Running is the number of children in flight (started, not yet waited
+// for).
+func Running() int {
+	running.Lock()
+	defer running.Unlock()
+	return len(running.pgids)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -62,18 +63,30 @@ func confine(cfg helperConfig) error {
 	if cfg.StateDir != "" {
 		hidden = append(hidden, cfg.StateDir)
 	}
-	siblings(hidden, func(path string, dir bool) {
-		switch {
-		case cfg.Access == Seen && dir:
-			rules = append(rules, landlock.RWDirs(path).WithRefer().IgnoreIfMissing())
-		case cfg.Access == Seen:
-			rules = append(rules, landlock.RWFiles(path).IgnoreIfMissing())
-		case dir:
+	read := func(path string, dir bool) {
+		if dir {
 			rules = append(rules, landlock.RODirs(path).IgnoreIfMissing())
-		default:
+		} else {
 			rules = append(rules, landlock.ROFiles(path).IgnoreIfMissing())
 		}
-	})
+	}
+	write := func(path string, dir bool) {
+		if dir {
+			rules = append(rules, landlock.RWDirs(path).WithRefer().IgnoreIfMissing())
+		} else {
+			rules = append(rules, landlock.RWFiles(path).IgnoreIfMissing())
+		}
+	}
+	if cfg.Access == Seen {
+		siblings("/", hidden, write)
+	} else {
+		siblings("/", hidden, read)
+		for _, d := range []string{cfg.Dir, cfg.TempDir} {
+			if d != "" {
+				siblings(d, hidden, write)
+			}
+		}
+	}
 	// Listing the directories above a hidden one (/, ~) is allowed; their
 	// hidden entries' contents are not.
 	for _, h := range hidden {
@@ -87,35 +100,40 @@ func confine(cfg helperConfig) error {
 	rules = append(rules,
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom").WithIoctlDev().IgnoreIfMissing(),
 		landlock.RWDirs("/dev/shm").IgnoreIfMissing(),
-		landlock.PathAccess(landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_READ_DIR), "/dev"),
 	)
-	if cfg.Access == Unseen {
-		for _, d := range []string{cfg.Dir, cfg.TempDir} {
-			if d != "" {
-				rules = append(rules, landlock.RWDirs(d).WithRefer())
-			}
-		}
-	}
 	if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
 		return err
 	}
 	return landlock.V7.BestEffort().RestrictScoped()
 }
 
-// siblings calls fn for every entry of the directories on the way from /
-// to each hidden path that is not itself on that way: everything but the
-// hidden paths, as the smallest set of hierarchies.
-func siblings(hidden []string, fn func(path string, dir bool)) {
+// siblings calls fn for root, or, when a hidden path lies inside root, for
+// every entry of the directories on the way from root to it that is not
+// itself on that way: everything under root but the hidden paths, as the
+// fewest hierarchies. Hidden paths outside root are no matter.
+func siblings(root string, hidden []string, fn func(path string, dir bool)) {
 	onWay := map[string]bool{}
 	isHidden := map[string]bool{}
 	for _, h := range hidden {
+		if !within(h, root) {
+			continue
+		}
 		isHidden[h] = true
-		for d := filepath.Dir(h); ; d = filepath.Dir(d) {
+		for d := filepath.Dir(h); within(d, root); d = filepath.Dir(d) {
 			onWay[d] = true
-			if d == "/" {
+			if d == root || d == "/" {
 				break
 			}
 		}
+	}
+	if isHidden[root] {
+		return
+	}
+	if !onWay[root] {
+		if fi, err := os.Stat(root); err == nil {
+			fn(root, fi.IsDir())
+		}
+		return
 	}
 	var visit func(dir string)
 	visit = func(dir string) {
@@ -138,7 +156,15 @@ func siblings(hidden []string, fn func(path string, dir bool)) {
 			}
 		}
 	}
-	visit("/")
+	visit(root)
+}
+
+// within says whether path is dir or lies beneath it.
+func within(path, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return path == dir || strings.HasPrefix(path, dir+"/")
 }
 
 // probeLandlock checks the kernel has Landlock and hitl can re-execute
@@ -164,6 +190,18 @@ func (s *Sandbox) landlockArgs(prog string, argv []string, spec Spec) ([]string,
 			return nil, err
 		}
 		cfg.Dir = wd
+	}
+	// Compared with the state dir (resolved) to find it inside them.
+	for _, d := range []*string{&cfg.Dir, &cfg.TempDir} {
+		if *d == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(*d); err == nil {
+			*d = abs
+		}
+		if real, err := filepath.EvalSymlinks(*d); err == nil {
+			*d = real
+		}
 	}
 	data, err := json.Marshal(cfg)
 	if err != nil {

@@ -145,8 +145,9 @@ func (s *Sandbox) Mechanism() Mechanism {
 
 // AllowRulesApply says whether allow rules may let a command run unasked:
 // only inside a sandbox, or when the author or operator opted out of it.
+// A nil Sandbox is no sandbox, not opted out.
 func (s *Sandbox) AllowRulesApply() bool {
-	return s == nil || s.mech != MechNone || s.mode == Off
+	return s != nil && (s.mech != MechNone || s.mode == Off)
 }
 
 // StateDir is the directory no child can read.

@@ -84,3 +84,33 @@ func TestUnseenWritesOnlyItsDirectory(t *testing.T) {
 		}
 	})
 }
+
+func TestStateDirInsideTheWorkingDirStaysHidden(t *testing.T) {
+	for _, mode := range []Mode{Bwrap, Landlock} {
+		t.Run(string(mode), func(t *testing.T) {
+			dir := t.TempDir()
+			sb, err := New(mode, filepath.Join(dir, ".state", "hitl"))
+			if err != nil {
+				t.Skipf("no %s on this machine: %v", mode, err)
+			}
+			if err := os.WriteFile(filepath.Join(sb.StateDir(), "session.key"), []byte("secret-key"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(dir, "src"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, access := range []Access{Seen, Unseen} {
+				out, err := runIn(t, sb, access, dir, "cat .state/hitl/session.key")
+				if err == nil || strings.Contains(out, "secret-key") {
+					t.Errorf("access %d: read the key in the state dir inside the working dir: %q", access, out)
+				}
+				if _, err := runIn(t, sb, access, dir, "echo x > .state/hitl/planted"); err == nil {
+					t.Errorf("access %d: wrote into the state dir", access)
+				}
+				if out, err := runIn(t, sb, access, dir, "echo ok > src/file && cat src/file"); err != nil {
+					t.Errorf("access %d: could not write beside the state dir: %v %s", access, err, out)
+				}
+			}
+		})
+	}
+}

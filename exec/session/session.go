@@ -41,7 +41,7 @@ type Header struct {
 
 // record is one line of the journal.
 type record struct {
-	Kind string `json:"kind"` // header, message, question, answer, secret, approval, call_state, end
+	Kind string `json:"kind"` // header, message, question, answer, secret, approval, call_state, sandbox, end
 
 	Header *Header `json:"header,omitempty"`
 
@@ -71,6 +71,10 @@ type record struct {
 	CallState json.RawMessage `json:"call_state,omitempty"`
 
 	Status exec.Status `json:"status,omitempty"`
+
+	// Sandbox is what confined the run's children (kind sandbox: bwrap,
+	// landlock, none), recorded when the run (or a resume) starts.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // Stateful is a model whose position must survive a resume (the script

@@ -123,6 +123,12 @@ func (j *Journal) CallState(callID string, state json.RawMessage) {
 	j.write(record{Kind: "call_state", CallID: callID, CallState: state})
 }
 
+// Sandbox records what confines the children of the run from here on
+// (DESIGN §12): bwrap, landlock or none.
+func (j *Journal) Sandbox(mechanism string) {
+	j.write(record{Kind: "sandbox", Sandbox: mechanism})
+}
+
 // End records how the run ended.
 func (j *Journal) End(s exec.Status) {
 	j.write(record{Kind: "end", Status: s})

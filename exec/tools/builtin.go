@@ -76,6 +76,7 @@ func filesystemOptions(ts *config.Toolset, d Deps) filesystem.Options {
 		AllowedDirs: ts.AllowedDirs,
 		IgnoreVCS:   ts.IgnoreVCS,
 		Hide:        d.HiddenEnv,
+		Sandbox:     d.Sandbox,
 	}
 	for _, p := range ts.PostEdit {
 		o.PostEdit = append(o.PostEdit, filesystem.PostEdit{Path: p.Path, Cmd: p.Cmd})
@@ -106,6 +107,7 @@ func newScript(ts *config.Toolset, d Deps) (*script.Toolset, error) {
 		BaseDir:  d.WorkingDir,
 		Timeout:  ts.Timeout,
 		Hide:     d.HiddenEnv,
+		Sandbox:  d.Sandbox,
 	}
 	if d.Secrets != nil {
 		o.Secrets = d.Secrets

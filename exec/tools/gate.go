@@ -94,6 +94,16 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 			reason = "its arguments hold a secret placeholder: a person approves every call that sends a secret"
 		}
 	}
+	if acting && ap.Unconfined {
+		// Without a sandbox, nothing a program does is bounded (DESIGN §12).
+		ap.SessionKey = ""
+		if v.Decision == permissions.Allow {
+			v = permissions.Verdict{}
+		}
+		if reason == "" {
+			reason = "no sandbox can confine commands here, so allow rules do not apply (README: Security)"
+		}
+	}
 	switch v.Decision {
 	case permissions.Deny:
 		return exec.Result{IsError: true, Text: fmt.Sprintf("the call was not run: %s is denied by the permissions rule %q", g.name, v.Rule)}, nil

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -29,7 +29,7 @@ type MCPServers struct {
 var dockerEnviron = []string{"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY"}
 
 // lookPath finds docker (a variable for tests).
-var lookPath = exec.LookPath
+var lookPath = func(name string) (string, error) { return sandbox.LookPath(name, "", os.Environ()) }
 
 // StartMCP starts every MCP server of agent a, at once, each within its
 // bounded handshake. A server that cannot start is an error naming it with
@@ -88,7 +88,7 @@ func startServer(ctx context.Context, ts *config.Toolset, d Deps) (*mcp.Client, 
 		Tools:     ts.Filter,
 		Timeout:   ts.Timeout,
 	}
-	opts := mcp.Options{}
+	opts := mcp.Options{Sandbox: d.Sandbox}
 	if d.Asker != nil {
 		opts.Asker = d.Asker
 	}

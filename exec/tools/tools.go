@@ -10,6 +10,7 @@ import (
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/permissions"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/exec/tools/askuser"
 	"github.com/hitl-dev/hitl/exec/tools/askuserquestion"
 	"github.com/hitl-dev/hitl/exec/tools/interaction"
@@ -59,6 +60,8 @@ type Deps struct {
 	// Getenv reads the environment (the memory toolset's default path);
 	// nil: os.Getenv.
 	Getenv func(string) string
+	// Sandbox starts every child process of the run (DESIGN §12).
+	Sandbox *sandbox.Sandbox
 	// MCP are the agent's MCP servers, started by StartMCP.
 	MCP *MCPServers
 	// CallStates are what MCP calls kept when the run stopped in the
@@ -134,6 +137,7 @@ func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.
 		t := shell.New(shell.Options{
 			Env: ts.Env, WorkingDir: ts.WorkingDir, BaseDir: d.WorkingDir, Timeout: ts.Timeout, Shell: ts.Shell, Hide: d.HiddenEnv,
 			Asker: askerOf(d), Secrets: secrets, Permissions: checker, Yolo: d.Yolo, OnApprove: d.OnApproval,
+			Sandbox: d.Sandbox,
 		})
 		t.Restore(d.Approvals)
 		return []exec.Tool{t}, nil

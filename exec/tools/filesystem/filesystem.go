@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,8 @@ type Options struct {
 	Hide []string
 	// Secrets masks every result (nil: nothing to mask).
 	Secrets Secrets
+	// Sandbox starts the post_edit commands (DESIGN §12).
+	Sandbox *sandbox.Sandbox
 }
 
 // Toolset is the filesystem toolset.

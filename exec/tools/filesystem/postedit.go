@@ -3,10 +3,9 @@ package filesystem
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -51,24 +50,22 @@ func postEditMatch(glob, rel string) bool {
 func (t *Toolset) runPostEdit(ctx context.Context, line, file string) (string, bool) {
 	ctx, cancel := context.WithTimeout(ctx, t.opts.PostEditTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", line)
-	cmd.Dir = t.roots[0].real
-	cmd.Env = append(t.env(), "path="+file)
 	var buf capped
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	cmd.WaitDelay = 2 * time.Second
-	inGroup(cmd)
+	// The agent's author wrote the command: it keeps the user's write
+	// access, inside the sandbox.
+	cmd := t.opts.Sandbox.Command(ctx, sandbox.Spec{
+		Path: "/bin/sh", Args: []string{"-c", line}, Dir: t.roots[0].real,
+		Env: append(t.env(), "path="+file), Stdout: &buf, Stderr: &buf,
+		Access: sandbox.Seen, Grace: 2 * time.Second,
+	})
 	err := cmd.Run()
 	status := "exit 0"
 	ok := err == nil
-	var ee *exec.ExitError
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		status = fmt.Sprintf("stopped after %s", t.opts.PostEditTimeout)
-	case errors.As(err, &ee):
-		status = ee.ProcessState.String()
 	case err != nil:
-		status = err.Error()
+		status = sandbox.Describe(err)
 	}
 	text := fmt.Sprintf("post_edit ran `%s` (%s)", line, status)
 	if o := buf.text(); o != "" {

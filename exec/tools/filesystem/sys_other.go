@@ -5,7 +5,6 @@ package filesystem
 import (
 	"errors"
 	"os"
-	"os/exec"
 )
 
 const oNoFollow = 0
@@ -21,5 +20,3 @@ func rmdir(r *os.Root, rel string) error {
 	}
 	return r.Remove(rel)
 }
-
-func inGroup(*exec.Cmd) {}

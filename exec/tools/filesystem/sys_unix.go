@@ -4,7 +4,6 @@ package filesystem
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 
@@ -27,16 +26,4 @@ func rmdir(r *os.Root, rel string) error {
 		return err
 	}
 	return nil
-}
-
-// inGroup runs cmd in its own process group and kills the whole group when
-// its context ends, so a post_edit command cannot leave children behind.
-func inGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
 }

@@ -426,7 +426,7 @@ func TestInteropEverythingStdio(t *testing.T) {
 
 	t.Run("close stops node", func(t *testing.T) {
 		c := start(t, Server{Name: "everything-close", Command: node, Args: []string{npmBin(t, dir, npmEverything), "stdio"}}, Options{})
-		pid := c.proc.cmd.Process.Pid
+		pid := c.proc.cmd.Pid()
 		if err := c.Close(); err != nil {
 			t.Logf("Close: %v", err)
 		}
@@ -452,7 +452,7 @@ func httpEverything(t *testing.T, node, dir, transport string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.stop(time.Second) })
+	t.Cleanup(func() { _ = p.stop() })
 	base := "http://127.0.0.1:" + port
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if p.hasExited() {

@@ -10,13 +10,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
@@ -96,6 +96,8 @@ type Options struct {
 	// Grace is the time between SIGTERM and SIGKILL on Close (0:
 	// DefaultGrace).
 	Grace time.Duration
+	// Sandbox starts a stdio server (DESIGN §12).
+	Sandbox *sandbox.Sandbox
 	// HTTPClient makes the requests of a remote server (nil: a client
 	// without a global timeout; calls are bounded by Server.Timeout).
 	HTTPClient *http.Client
@@ -318,7 +320,7 @@ func (c *Client) Close() error {
 		defer c.endLife()
 		if c.proc != nil {
 			// Signal first: closing the session waits on the process.
-			c.closeErr = c.proc.stop(c.grace())
+			c.closeErr = c.proc.stop()
 		}
 		if c.session != nil {
 			done := make(chan struct{})
@@ -341,13 +343,13 @@ func (c *Client) Close() error {
 // waiting: for a hard exit (a second Ctrl-C), where Close has no time.
 func (c *Client) Kill() {
 	if c.proc != nil {
-		_ = syscall.Kill(-c.proc.pgid(), syscall.SIGKILL)
+		c.proc.kill()
 	}
 }
 
-func (c *Client) grace() time.Duration {
-	if c.opts.Grace > 0 {
-		return c.opts.Grace
+func (o Options) grace() time.Duration {
+	if o.Grace > 0 {
+		return o.Grace
 	}
 	return DefaultGrace
 }

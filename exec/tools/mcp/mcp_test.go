@@ -510,7 +510,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 				s = Server{Command: "/bin/sh", Args: append(tt.args, serverBin)}
 			}
 			c := start(t, s, Options{Grace: 200 * time.Millisecond})
-			pg := c.proc.pgid()
+			pg := c.proc.cmd.Pid()
 			if err := syscall.Kill(-pg, 0); err != nil {
 				t.Fatalf("the process group is not there: %v", err)
 			}

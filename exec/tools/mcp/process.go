@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hitl-dev/hitl/internal/procgroup"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/internal/termtext"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -29,9 +27,10 @@ var SafeEnviron = []string{
 	"NODE_PATH", "NPM_CONFIG_CACHE", "npm_config_cache", "GOPATH", "GOCACHE", "GOMODCACHE",
 }
 
-// process is a stdio server in its own process group.
+// process is a stdio server in its own session and process group, inside
+// the sandbox.
 type process struct {
-	cmd    *exec.Cmd
+	cmd    *sandbox.Cmd
 	stderr *ring
 
 	exitedCtx context.Context // done when the process has exited
@@ -41,26 +40,27 @@ type process struct {
 }
 
 func startProcess(s Server, opts Options) (*process, sdk.Transport, error) {
-	cmd := exec.Command(s.Command, s.Args...)
-	cmd.Dir = s.WorkingDir
-	cmd.Env = environ(opts.Environ, s.Env)
-	cmd.SysProcAttr = procAttr()
-	p := &process{cmd: cmd, stderr: newRing(stderrKeep)}
-	cmd.Stderr = p.stderr
-	stdin, err := cmd.StdinPipe()
+	p := &process{stderr: newRing(stderrKeep)}
+	// The author wrote the server's command: it keeps the user's write
+	// access; its stdin and stdout are the pipes hitl speaks MCP on.
+	p.cmd = opts.Sandbox.Command(context.Background(), sandbox.Spec{
+		Path: s.Command, Args: s.Args, Dir: s.WorkingDir, Env: environ(opts.Environ, s.Env),
+		Stderr: p.stderr, Access: sandbox.Seen, Grace: opts.grace(),
+	})
+	stdin, err := p.cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := p.cmd.Start(); err != nil {
 		return nil, nil, err
 	}
 	p.exitedCtx, p.markExit = context.WithCancel(context.Background())
 	go func() {
-		err := cmd.Wait()
+		err := p.cmd.Wait()
 		p.mu.Lock()
 		p.waitErr = err
 		p.mu.Unlock()
@@ -98,48 +98,28 @@ func (p *process) hasExited() bool { return p.exitedCtx.Err() != nil }
 func (p *process) exitError() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var ee *exec.ExitError
-	switch {
-	case p.waitErr == nil:
+	if p.waitErr == nil {
 		return errors.New("the server exited (status 0)")
-	case errors.As(p.waitErr, &ee):
-		return fmt.Errorf("the server exited (%v)", ee.ProcessState)
-	default:
-		return fmt.Errorf("the server exited: %w", p.waitErr)
 	}
+	if _, _, ok := sandbox.Status(p.waitErr); ok {
+		return fmt.Errorf("the server exited (%s)", sandbox.Describe(p.waitErr))
+	}
+	return fmt.Errorf("the server exited: %w", p.waitErr)
 }
 
-// pgid is the server's process group (its pid).
-func (p *process) pgid() int { return p.cmd.Process.Pid }
+// kill sends SIGKILL to the server's group at once.
+func (p *process) kill() { p.cmd.Kill() }
 
-// stop signals the process group SIGTERM, then SIGKILL after grace, and
-// waits for the leader to be reaped. Members that ignore SIGTERM and outlive
-// the leader are killed too.
-func (p *process) stop(grace time.Duration) error {
-	pg := p.pgid()
-	if !p.hasExited() {
-		_ = syscall.Kill(-pg, syscall.SIGTERM)
-		select {
-		case <-p.exitedCtx.Done():
-		case <-time.After(grace):
-		}
-	}
-	// Whatever is left of the group (the leader, or children that
-	// survived it) is killed.
-	_ = syscall.Kill(-pg, syscall.SIGKILL)
+// stop signals the process group SIGTERM, then SIGKILL after the grace,
+// and waits (bounded) until the leader is reaped and no member is left.
+func (p *process) stop() error {
+	p.cmd.Stop()
 	select {
 	case <-p.exitedCtx.Done():
+		return nil
 	case <-time.After(5 * time.Second):
-		return fmt.Errorf("process group %d did not exit after SIGKILL", pg)
+		return fmt.Errorf("process group %d did not exit after SIGKILL", p.cmd.Pid())
 	}
-	// SIGKILL is delivered, not yet acted on: wait for the members.
-	for end := time.Now().Add(time.Second); procgroup.Alive(pg); {
-		if time.Now().After(end) {
-			return fmt.Errorf("process group %d still has processes after SIGKILL", pg)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return nil
 }
 
 // ring keeps the last bytes written to it.

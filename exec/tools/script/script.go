@@ -29,6 +29,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/permissions"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/exec/tools/shell"
 )
 
@@ -76,6 +77,9 @@ type Options struct {
 	Hide []string
 	// Secrets masks the output (nil: none).
 	Secrets Secrets
+	// Sandbox starts the commands (DESIGN §12). Without a mechanism each
+	// call is an acting call a person approves (Approval).
+	Sandbox *sandbox.Sandbox
 }
 
 // Toolset is the script tools.
@@ -264,12 +268,29 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 		Env: env, WorkingDir: t.cmd.WorkingDir, BaseDir: o.BaseDir, Timeout: o.Timeout, Shell: Shell,
 		Grace: o.Grace, Hide: append(slices.Clone(o.Hide), unset...),
 		Secrets: maskOnly{o.Secrets}, Permissions: authorWrote{},
+		// The author wrote the command: it needs no approval of its own
+		// (the gate asks, by Approval, where no sandbox confines it).
+		Sandbox: o.Sandbox, Yolo: true,
 	})
 	line, err := json.Marshal(map[string]string{"cmd": t.cmd.Cmd})
 	if err != nil {
 		return exec.Result{}, err
 	}
 	return sh.Call(ctx, exec.ToolCall{ID: call.ID, Name: t.spec.Name, Arguments: line})
+}
+
+// Approval makes a call acting only where no sandbox confines the command
+// (DESIGN §12: without one, nothing runs unasked); a person sees the
+// command and the arguments it gets.
+func (t *Tool) Approval(_ context.Context, call exec.ToolCall) (exec.Approval, bool, error) {
+	if t.s.opts.Sandbox.AllowRulesApply() {
+		return exec.Approval{}, false, nil
+	}
+	show := "Runs: " + t.cmd.Cmd
+	if len(call.Arguments) > 0 && string(call.Arguments) != "{}" {
+		show += "\nwith the arguments (as environment variables): " + string(call.Arguments)
+	}
+	return exec.Approval{Show: show, Unconfined: true}, true, nil
 }
 
 // env is the toolset's env, the command's, and the arguments given; unset

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 )
 
 type secrets struct{}
@@ -195,9 +196,22 @@ func TestSpecsAndInstructions(t *testing.T) {
 	if got := s.Instructions(); got != wantInstr {
 		t.Errorf("instructions\n got %q\nwant %q", got, wantInstr)
 	}
-	// Script tools never ask: they are not exec.Acting.
-	if _, ok := tools[0].(exec.Acting); ok {
-		t.Error("a script tool asks for approval")
+	// Script tools never ask where a sandbox confines them; where none
+	// does, every call is an acting call a person approves (DESIGN §12).
+	acting := tools[0].(exec.Acting)
+	if _, asks, err := acting.Approval(t.Context(), exec.ToolCall{Arguments: []byte(`{}`)}); err != nil || !asks {
+		t.Errorf("without a sandbox, a script tool runs unasked (%v)", err)
+	}
+	sb, err := sandbox.New(sandbox.Auto, t.TempDir())
+	if err != nil || !sb.AllowRulesApply() {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	confined, err := New(Options{Commands: map[string]Command{"build": {Cmd: "make"}}, Sandbox: sb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, asks, _ := confined.Tools()[0].(exec.Acting).Approval(t.Context(), exec.ToolCall{Arguments: []byte(`{}`)}); asks {
+		t.Error("a script tool in a sandbox asks for approval")
 	}
 }
 

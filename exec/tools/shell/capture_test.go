@@ -117,7 +117,7 @@ func BenchmarkCapture(b *testing.B) {
 
 // BenchmarkStream runs a command printing 1 GiB per iteration.
 func BenchmarkStream(b *testing.B) {
-	tool := New(Options{Yolo: true, Timeout: 5 * time.Minute, BaseDir: b.TempDir()})
+	tool := New(Options{Sandbox: testSandbox(b), Yolo: true, Timeout: 5 * time.Minute, BaseDir: b.TempDir()})
 	b.SetBytes(1 << 30)
 	for b.Loop() {
 		res, err := tool.Call(b.Context(), toolCall(`head -c 1073741824 /dev/zero`))

@@ -7,13 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	osexec "os/exec"
 	"sort"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
@@ -105,10 +104,11 @@ func boundedReadDir() interp.ReadDirHandlerFunc2 {
 	}
 }
 
-// execProgram runs one program of a checked line in its own process group:
-// the line's timeout or the run's end stops the group (SIGTERM, SIGKILL
-// after the grace), KillAll reaches it, and what it leaves running when it
-// exits is stopped.
+// execProgram runs one program of a checked line inside the sandbox as a
+// command nobody saw: it may write only in its directory and the run's
+// private temp dir. The line's timeout or the run's end stops its group
+// (SIGTERM, SIGKILL after the grace), KillAll reaches it, and what it
+// leaves running when it exits is stopped.
 func (t *Tool) execProgram(ctx context.Context, argv []string) error {
 	hc := interp.HandlerCtx(ctx)
 	path, err := interp.LookPathDir(hc.Dir, hc.Env, argv[0])
@@ -116,37 +116,35 @@ func (t *Tool) execProgram(ctx context.Context, argv []string) error {
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
 		return interp.ExitStatus(127)
 	}
-	cmd := osexec.CommandContext(ctx, path)
-	cmd.Args = argv
-	cmd.Env = environList(hc.Env)
-	cmd.Dir = hc.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
-	group := newGroup(cmd, t.opts.Grace)
+	tmp, err := t.tempDir()
+	if err != nil {
+		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
+		return interp.ExitStatus(126)
+	}
+	env := append(environList(hc.Env), "TMPDIR="+tmp)
+	cmd := t.opts.Sandbox.Command(ctx, sandbox.Spec{
+		Path: path, Args: argv[1:], Argv0: argv[0], Dir: hc.Dir, Env: env,
+		Stdin: hc.Stdin, Stdout: hc.Stdout, Stderr: hc.Stderr,
+		Access: sandbox.Unseen, TempDir: tmp, Grace: t.opts.Grace,
+	})
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
-		if errors.Is(err, syscall.ENOENT) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return interp.ExitStatus(127)
 		}
 		return interp.ExitStatus(126)
 	}
-	group.track(true)
-	defer group.track(false)
 	err = cmd.Wait()
-	group.stop()
-	var ee *osexec.ExitError
+	code, sig, ok := sandbox.Status(err)
 	switch {
-	case err == nil || errors.Is(err, osexec.ErrWaitDelay):
+	case !ok:
+		return err
+	case sig != "" && ctx.Err() != nil:
+		return ctx.Err()
+	case code == 0:
 		return nil
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return interp.ExitStatus(128 + int(ws.Signal()))
-		}
-		return interp.ExitStatus(ee.ExitCode())
 	}
-	return err
+	return interp.ExitStatus(code)
 }
 
 // environList is the exported variables of env, as NAME=value.

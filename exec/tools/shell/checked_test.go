@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/exec/permissions"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/prompt"
 )
 
@@ -51,7 +52,7 @@ func TestCheckedRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			asker := &fakeAsker{}
-			tool := New(Options{BaseDir: dir, Asker: asker, Secrets: secrets, Hide: []string{"HITL_TEST_API_KEY"},
+			tool := New(Options{Sandbox: testSandbox(t), BaseDir: dir, Asker: asker, Secrets: secrets, Hide: []string{"HITL_TEST_API_KEY"},
 				Env: map[string]string{"HITL_SECRET_9": "set-by-toolset"}, Permissions: checker(t, tt.allow, nil, tt.deny)})
 			res, err := call(t, tool, map[string]any{"cmd": tt.cmd})
 			if err != nil {
@@ -74,13 +75,13 @@ func TestCheckedRun(t *testing.T) {
 // when that shell cannot start is an infrastructure failure (an error, not
 // a result), and such a shell never runs a line unasked.
 func TestShellThatCannotStart(t *testing.T) {
-	tool := New(Options{Shell: "/no/such/bash", Yolo: true, BaseDir: t.TempDir()})
+	tool := New(Options{Sandbox: testSandbox(t), Shell: "/no/such/bash", Yolo: true, BaseDir: t.TempDir()})
 	res, err := call(t, tool, map[string]any{"cmd": "true"})
 	if err == nil || !strings.Contains(err.Error(), "cannot start the toolset's shell /no/such/bash") {
 		t.Errorf("err %v, result %+v", err, res)
 	}
 	asker := &fakeAsker{}
-	tool = New(Options{Shell: "/no/such/bash", Asker: asker, BaseDir: t.TempDir(), Permissions: checker(t, []string{"shell:cmd=echo*"}, nil, nil)})
+	tool = New(Options{Sandbox: testSandbox(t), Shell: "/no/such/bash", Asker: asker, BaseDir: t.TempDir(), Permissions: checker(t, []string{"shell:cmd=echo*"}, nil, nil)})
 	res, err = call(t, tool, map[string]any{"cmd": "echo hi"})
 	if err != nil || len(asker.questions) != 1 || !strings.Contains(asker.questions[0].Hint, "only dash and bash") {
 		t.Errorf("err %v, result %+v, questions %+v", err, res, asker.questions)
@@ -127,21 +128,21 @@ func TestOpenOnlyDevNull(t *testing.T) {
 // process groups, stopped by the timeout and by KillAll.
 func TestCheckedTimeoutAndKillAll(t *testing.T) {
 	c := checker(t, []string{"shell:cmd=sleep*"}, nil, nil)
-	tool := New(Options{BaseDir: t.TempDir(), Permissions: c, Grace: 100 * time.Millisecond})
+	tool := New(Options{Sandbox: testSandbox(t), BaseDir: t.TempDir(), Permissions: c, Grace: 100 * time.Millisecond})
 	start := time.Now()
 	res, err := call(t, tool, map[string]any{"cmd": "sleep 30", "timeout": 1})
 	if err != nil || !strings.Contains(res.Text, "[timed out after 1s") || time.Since(start) > 5*time.Second {
 		t.Errorf("timeout: %v %q after %s", err, res.Text, time.Since(start))
 	}
 
-	tool = New(Options{BaseDir: t.TempDir(), Permissions: c, Grace: time.Minute})
+	tool = New(Options{Sandbox: testSandbox(t), BaseDir: t.TempDir(), Permissions: c, Grace: time.Minute})
 	done := make(chan string, 1)
 	go func() {
 		res, _ := call(t, tool, map[string]any{"cmd": "sleep 30"})
 		done <- res.Text
 	}()
 	waitRunning(t)
-	KillAll()
+	sandbox.KillAll()
 	select {
 	case text := <-done:
 		if !strings.Contains(text, "[exit status 137]") {

@@ -222,7 +222,7 @@ func (e *fuzzEnv) check(t *testing.T, sh fuzzShell, line string) {
 
 	// hitl's execution path.
 	scratch, log := e.scratch(t)
-	tool := New(Options{
+	tool := New(Options{Sandbox: testSandbox(t),
 		Shell: sh.path, BaseDir: scratch, Timeout: 5 * time.Second, Grace: 100 * time.Millisecond,
 		Env:         map[string]string{"PATH": e.shims, "SHIMLOG": log, "HOME": e.home},
 		Permissions: e.checker,

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	osexec "os/exec"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 )
 
 // run runs line in the toolset's shell (SHELL -c LINE), as written: a line
@@ -19,24 +19,20 @@ import (
 // that cannot start: an infrastructure failure that ends the run.
 func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration) (exec.Result, error) {
 	return t.capture(ctx, timeout, func(tctx context.Context, w *os.File) (string, error) {
-		cmd := osexec.CommandContext(tctx, t.opts.Shell, "-c", line)
-		cmd.Dir = dir
-		cmd.Env = t.env(true)
-		cmd.Stdin = nil // /dev/null
-		cmd.Stdout, cmd.Stderr = w, w
-		group := newGroup(cmd, t.opts.Grace)
+		// A person saw this line (or approved every line in advance): it
+		// keeps the user's write access, inside the sandbox.
+		cmd := t.opts.Sandbox.Command(tctx, sandbox.Spec{
+			Path: t.opts.Shell, Args: []string{"-c", line}, Dir: dir, Env: t.env(true),
+			Stdout: w, Stderr: w, Access: sandbox.Seen, Grace: t.opts.Grace,
+		})
 		if err := cmd.Start(); err != nil {
 			if ctx.Err() != nil {
 				return "", fmt.Errorf("shell command stopped: %w", ctx.Err())
 			}
 			return "", fmt.Errorf("shell: cannot start the toolset's shell %s: %w", t.opts.Shell, err)
 		}
-		group.track(true)
-		defer group.track(false)
-		waitErr := cmd.Wait()
-		group.stop()
-		if waitErr != nil {
-			return describeExit(waitErr), nil
+		if waitErr := cmd.Wait(); waitErr != nil {
+			return sandbox.Describe(waitErr), nil
 		}
 		return "", nil
 	})
@@ -102,19 +98,6 @@ func (t *Tool) capture(ctx context.Context, timeout time.Duration, body func(tct
 		status = mask(status)
 	}
 	return exec.Result{IsError: true, Text: text + "[" + status + "]"}, nil
-}
-
-// describeExit names how a command ended: "exit status 7", "killed by signal
-// SIGKILL".
-func describeExit(err error) string {
-	var ee *osexec.ExitError
-	if errors.As(err, &ee) {
-		if sig, ok := signalOf(ee.ProcessState); ok {
-			return "killed by signal " + sig
-		}
-		return fmt.Sprintf("exit status %d", ee.ExitCode())
-	}
-	return err.Error()
 }
 
 // env is hitl's environment without the hidden variables, plus the

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/permissions"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/prompt"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -80,6 +80,9 @@ type Options struct {
 	Permissions Checker
 	// Yolo runs what no deny or ask rule stops, without asking.
 	Yolo bool
+	// Sandbox starts every command (DESIGN §12); without a mechanism,
+	// allow rules do not let a line run unasked.
+	Sandbox *sandbox.Sandbox
 	// OnApprove, if set, is told of each command line approved for the
 	// session, as its key (the line, and the cwd it was approved in): the
 	// session journal keeps them for hitl resume, which gives them to
@@ -94,6 +97,7 @@ type Tool struct {
 
 	mu       sync.Mutex
 	approved map[string]bool // approvalKey of the lines approved for the session
+	tmp      string          // the private temp dir of lines run unasked
 }
 
 // New returns the tool.
@@ -194,7 +198,13 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 	case permissions.Deny:
 		return refused(errorResult("the command was not run: it is denied by the permissions rule %q", v.Rule)), nil
 	case permissions.Allow:
-		return permission{program: v.Program}, nil
+		if t.opts.Sandbox.AllowRulesApply() {
+			return permission{program: v.Program}, nil
+		}
+		if t.opts.Yolo {
+			return permission{}, nil
+		}
+		reason = "no sandbox can confine commands here, so allow rules do not apply (README: Security)"
 	case permissions.Ask:
 		reason = fmt.Sprintf("the permissions rule %q asks every time", v.Rule)
 	default:
@@ -225,6 +235,33 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 		}
 	}
 	return permission{}, nil
+}
+
+// tempDir is the private temp dir (TMPDIR) of the lines run unasked, made
+// on first use and removed by Close.
+func (t *Tool) tempDir() (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tmp == "" {
+		d, err := os.MkdirTemp("", "hitl-cmd-")
+		if err != nil {
+			return "", fmt.Errorf("cannot make a temp dir for the command: %w", err)
+		}
+		t.tmp = d
+	}
+	return t.tmp, nil
+}
+
+// Close removes the private temp dir.
+func (t *Tool) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tmp == "" {
+		return nil
+	}
+	err := os.RemoveAll(t.tmp)
+	t.tmp = ""
+	return err
 }
 
 // approvalKey names a line approved for the session in the directory the
@@ -305,7 +342,7 @@ func errorResult(format string, args ...any) exec.Result {
 // cannot be found, is unknown (no line runs unasked).
 func DialectOf(path string) permissions.Dialect {
 	if !filepath.IsAbs(path) {
-		p, err := osexec.LookPath(path)
+		p, err := sandbox.LookPath(path, "", os.Environ())
 		if err != nil {
 			return permissions.DialectUnknown
 		}

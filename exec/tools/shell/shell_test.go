@@ -14,6 +14,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/permissions"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/prompt"
 )
 
@@ -128,7 +129,7 @@ func TestApprovals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			asker := &fakeAsker{answers: tt.answers}
-			tool := New(Options{BaseDir: dir, Asker: asker, Yolo: tt.yolo, Permissions: checker(t, tt.allow, tt.ask, tt.deny)})
+			tool := New(Options{Sandbox: testSandbox(t), BaseDir: dir, Asker: asker, Yolo: tt.yolo, Permissions: checker(t, tt.allow, tt.ask, tt.deny)})
 			for i, s := range tt.steps {
 				os.Remove(filepath.Join(dir, "made"))
 				asked := len(asker.questions)
@@ -157,7 +158,7 @@ func TestApprovals(t *testing.T) {
 func TestApprovalQuestion(t *testing.T) {
 	dir := t.TempDir()
 	asker := &fakeAsker{}
-	tool := New(Options{BaseDir: dir, Asker: asker})
+	tool := New(Options{Sandbox: testSandbox(t), BaseDir: dir, Asker: asker})
 	if _, err := call(t, tool, map[string]any{"cmd": "rm -rf \x1b[2Jbuild"}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,14 +190,14 @@ func TestApprovalQuestion(t *testing.T) {
 
 	// An error from the asker (an interrupt, a bad line) stops the run.
 	stop := errors.New("bad answer line")
-	tool = New(Options{BaseDir: dir, Asker: &fakeAsker{err: stop}})
+	tool = New(Options{Sandbox: testSandbox(t), BaseDir: dir, Asker: &fakeAsker{err: stop}})
 	if _, err := call(t, tool, map[string]any{"cmd": "true"}); !errors.Is(err, stop) {
 		t.Errorf("err %v, want %v", err, stop)
 	}
 }
 
 func TestSessionApprovalsPersist(t *testing.T) {
-	tool := New(Options{})
+	tool := New(Options{Sandbox: testSandbox(t)})
 	tool.Restore([]string{"make test", "go vet ./..."})
 	if got := strings.Join(tool.Approved(), "|"); got != "go vet ./...|make test" {
 		t.Errorf("Approved() = %q", got)
@@ -284,7 +285,7 @@ func TestWorkingDirPrecedence(t *testing.T) {
 		}
 	}
 	wd, _ := os.Getwd()
-	res, _ := call(t, New(Options{Yolo: true}), map[string]any{"cmd": "pwd -P"})
+	res, _ := call(t, New(Options{Sandbox: testSandbox(t), Yolo: true}), map[string]any{"cmd": "pwd -P"})
 	if want, _ := filepath.EvalSymlinks(wd); strings.TrimSpace(res.Text) != want {
 		t.Errorf("no dirs: ran in %q, want %q", res.Text, want)
 	}
@@ -426,7 +427,7 @@ func TestLongLineRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			asker := &fakeAsker{}
-			tool := New(Options{Asker: asker, Yolo: tt.yolo, Permissions: checker(t, tt.allow, nil, nil)})
+			tool := New(Options{Sandbox: testSandbox(t), Asker: asker, Yolo: tt.yolo, Permissions: checker(t, tt.allow, nil, nil)})
 			res, err := call(t, tool, map[string]any{"cmd": tt.cmd})
 			if err != nil {
 				t.Fatal(err)
@@ -454,7 +455,7 @@ func TestSessionApprovalIsForItsDir(t *testing.T) {
 	}
 	asker := &fakeAsker{answers: []prompt.Answer{choose("session"), choose("no")}}
 	var journal []string
-	tool := New(Options{BaseDir: base, Asker: asker, OnApprove: func(k string) { journal = append(journal, k) }})
+	tool := New(Options{Sandbox: testSandbox(t), BaseDir: base, Asker: asker, OnApprove: func(k string) { journal = append(journal, k) }})
 	steps := []struct {
 		cwd       string
 		wantAsked int
@@ -480,7 +481,7 @@ func TestSessionApprovalIsForItsDir(t *testing.T) {
 		}
 	}
 	// The journal's keys restore the same approvals, and only those.
-	resumed := New(Options{BaseDir: base, Asker: &fakeAsker{}})
+	resumed := New(Options{Sandbox: testSandbox(t), BaseDir: base, Asker: &fakeAsker{}})
 	resumed.Restore(journal)
 	for _, s := range []struct {
 		cwd  string
@@ -493,8 +494,22 @@ func TestSessionApprovalIsForItsDir(t *testing.T) {
 		}
 	}
 
-	res, err := call(t, New(Options{Yolo: true}), map[string]any{"cmd": "echo a\x00b"})
+	res, err := call(t, New(Options{Sandbox: testSandbox(t), Yolo: true}), map[string]any{"cmd": "echo a\x00b"})
 	if err != nil || !res.IsError || !strings.Contains(res.Text, "NUL") {
 		t.Errorf("a line with a NUL byte: %+v, %v; want an error result naming the NUL byte", res, err)
 	}
+}
+
+// testSandbox is the sandbox the machine has (bwrap, else Landlock), as a
+// run chooses it; its state dir is the test's own.
+func testSandbox(t testing.TB) *sandbox.Sandbox {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.Auto, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sb.AllowRulesApply() {
+		t.Skipf("no sandbox on this machine: %s", sb.Why)
+	}
+	return sb
 }

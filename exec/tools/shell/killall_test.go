@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 )
 
 func TestKillAllEndsRunningCommands(t *testing.T) {
 	// The command ignores SIGTERM, so only KillAll's SIGKILL ends it
 	// before its 30 s timeout and 60 s grace.
-	tool := New(Options{Yolo: true, Grace: time.Minute})
+	tool := New(Options{Sandbox: testSandbox(t), Yolo: true, Grace: time.Minute})
 	done := make(chan exec.Result, 1)
 	go func() {
 		res, _ := call(t, tool, map[string]any{"cmd": "trap '' TERM; echo started; sleep 30"})
@@ -21,7 +22,7 @@ func TestKillAllEndsRunningCommands(t *testing.T) {
 	}()
 	waitRunning(t)
 	time.Sleep(100 * time.Millisecond) // let the shell set its trap
-	KillAll()
+	sandbox.KillAll()
 	select {
 	case res := <-done:
 		if !strings.Contains(res.Text, "SIGKILL") {
@@ -37,10 +38,7 @@ func waitRunning(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		running.Lock()
-		n := len(running.pgids)
-		running.Unlock()
-		if n > 0 {
+		if sandbox.Running() > 0 {
 			return
 		}
 		if time.Now().After(deadline) {

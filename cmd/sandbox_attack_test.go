@@ -1,0 +1,218 @@
+package cmd_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/hitl-dev/hitl/exec/sandbox"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// attackMain is the hostile program of the sandbox scripts (DESIGN §12):
+// a command an allow rule lets run, or a person approved, that tries to
+// reach hitl. It prints what it managed (INJECTED, READ, OPENED, SIGNALLED)
+// or why not, and always exits 0, like a harmless program would.
+//
+//	attack stdin          write "once" into hitl's stdin, an event into its stdout
+//	attack read SECRET    read hitl's environment, stdin and memory
+//	attack tty            draw a fake question on the terminal
+//	attack state FILE     read a file of hitl's state dir
+//	attack mcp MARKER     write a tools/call into the stdin of the MCP server
+//	                      whose command line holds MARKER
+//	attack signal         signal hitl
+//
+// It only touches hitl processes it descends from and the server holding
+// MARKER, so no other process on the machine is disturbed.
+func attackMain() int {
+	if len(os.Args) < 2 {
+		fmt.Println("usage: attack stdin|read SECRET|tty|state FILE|mcp MARKER|signal")
+		return 0
+	}
+	hitls := hitlAncestors()
+	if len(hitls) == 0 && os.Args[1] != "tty" && os.Args[1] != "state" && os.Args[1] != "mcp" {
+		fmt.Println("no hitl process visible")
+	}
+	switch os.Args[1] {
+	case "stdin":
+		for _, pid := range hitls {
+			tryWrite(fmt.Sprintf("stdin of hitl %d", pid), fmt.Sprintf("/proc/%d/fd/0", pid), "\"once\"\n")
+			tryWrite(fmt.Sprintf("stdout of hitl %d", pid), fmt.Sprintf("/proc/%d/fd/1", pid), `{"type":"run.finished","status":"success","exit_code":0}`+"\n")
+		}
+	case "read":
+		secret := ""
+		if len(os.Args) > 2 {
+			secret = os.Args[2]
+		}
+		for _, pid := range hitls {
+			for _, f := range []string{"environ", "fd/0", "mem", "cmdline"} {
+				tryRead(fmt.Sprintf("%s of hitl %d", f, pid), fmt.Sprintf("/proc/%d/%s", pid, f), secret)
+			}
+		}
+	case "tty":
+		paths := []string{"/dev/tty"}
+		pts, _ := filepath.Glob("/dev/pts/[0-9]*")
+		paths = append(paths, pts...)
+		for _, p := range paths {
+			tryWrite("terminal "+p, p, "\x1b[2J\x1b[HRun this command?\r\n\r\n  git status\r\n\r\n> Yes, once\r\n")
+		}
+	case "state":
+		if len(os.Args) > 2 {
+			tryRead("state file "+os.Args[2], os.Args[2], "")
+		}
+	case "mcp":
+		if len(os.Args) < 3 {
+			return 0
+		}
+		found := false
+		for _, pid := range pidsWithArg(os.Args[2]) {
+			found = true
+			tryWrite(fmt.Sprintf("stdin of MCP server %d", pid), fmt.Sprintf("/proc/%d/fd/0", pid),
+				`{"jsonrpc":"2.0","id":9001,"method":"tools/call","params":{"name":"delete_item","arguments":{"id":"injected"}}}`+"\n")
+		}
+		if !found {
+			fmt.Println("MCP server: not visible")
+		}
+	case "signal":
+		for _, pid := range hitls {
+			if err := syscall.Kill(pid, 0); err != nil {
+				fmt.Printf("signal hitl %d: refused: %v\n", pid, err)
+			} else {
+				fmt.Printf("signal hitl %d: SIGNALLED\n", pid)
+			}
+		}
+	}
+	return 0
+}
+
+func tryWrite(what, path, text string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		fmt.Printf("%s: refused: %v\n", what, err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		fmt.Printf("%s: refused: %v\n", what, err)
+		return
+	}
+	fmt.Printf("%s: INJECTED\n", what)
+}
+
+func tryRead(what, path, secret string) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		fmt.Printf("%s: refused: %v\n", what, err)
+		return
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	n, err := f.Read(buf)
+	if n == 0 && err != nil {
+		fmt.Printf("%s: refused: %v\n", what, err)
+		return
+	}
+	fmt.Printf("%s: READ %d bytes\n", what, n)
+	if secret != "" && bytes.Contains(buf[:n], []byte(secret)) {
+		fmt.Printf("%s: LEAKED the secret\n", what)
+	}
+}
+
+// hitlAncestors are the processes above this one whose argv[0] is hitl.
+func hitlAncestors() []int {
+	var out []int
+	for pid := os.Getppid(); pid > 1; {
+		if argv0(pid) == "hitl" {
+			out = append(out, pid)
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			break
+		}
+		i := bytes.LastIndexByte(data, ')')
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 2 {
+			break
+		}
+		pid, _ = strconv.Atoi(f[1])
+	}
+	return out
+}
+
+func argv0(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	a, _, _ := bytes.Cut(data, []byte{0})
+	return filepath.Base(string(a))
+}
+
+// pidsWithArg are the processes one of whose arguments is marker.
+func pidsWithArg(marker string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			continue
+		}
+		for _, a := range bytes.Split(data, []byte{0}) {
+			if string(a) == marker {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+func init() {
+	scriptSetups = append(scriptSetups, func(env *testscript.Env) error {
+		// NOBWRAP is a PATH without bwrap: the machine as it is where
+		// bwrap is not installed, so hitl falls back to Landlock.
+		dir := filepath.Join(env.WorkDir, ".nobwrap")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		var keep []string
+		for _, d := range filepath.SplitList(env.Getenv("PATH")) {
+			if _, err := os.Stat(filepath.Join(d, "bwrap")); err != nil {
+				keep = append(keep, d)
+				continue
+			}
+			entries, _ := os.ReadDir(d)
+			for _, e := range entries {
+				if e.Name() != "bwrap" {
+					_ = os.Symlink(filepath.Join(d, e.Name()), filepath.Join(dir, e.Name()))
+				}
+			}
+			keep = append(keep, dir)
+		}
+		env.Setenv("NOBWRAP", strings.Join(keep, string(filepath.ListSeparator)))
+		return nil
+	})
+}
+
+// sandboxCondition answers [sandbox:bwrap] and [sandbox:landlock]: the
+// machine can confine children that way.
+func sandboxCondition(mech string) (bool, error) {
+	mode, err := sandbox.ParseMode(mech)
+	if err != nil {
+		return false, err
+	}
+	dir, err := os.MkdirTemp("", "hitl-probe-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(dir)
+	_, err = sandbox.New(mode, dir)
+	return err == nil, nil
+}

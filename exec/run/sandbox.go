@@ -1,0 +1,39 @@
+package run
+
+import (
+	"path/filepath"
+
+	"github.com/hitl-dev/hitl/exec/sandbox"
+	"github.com/hitl-dev/hitl/exec/session"
+)
+
+// startSandbox chooses what confines the run's children (DESIGN §12):
+// permissions.sandbox, or off with --no-sandbox. It says once on stderr
+// why the mechanism is not the best one, and records it in the journal.
+// A mechanism asked for by name that cannot be had is a usage error.
+func (r *Run) startSandbox() error {
+	if r.sandbox != nil {
+		return nil
+	}
+	mode, err := sandbox.ParseMode(r.cfg.Permissions.Sandbox)
+	if err != nil {
+		return &UsageError{err}
+	}
+	if r.opts.NoSandbox {
+		mode = sandbox.Off
+	}
+	state := ""
+	if dir, err := session.DefaultDir(r.getenv); err == nil {
+		state = filepath.Dir(dir)
+	}
+	sb, err := sandbox.New(mode, state)
+	if err != nil {
+		return &UsageError{err}
+	}
+	if sb.Why != "" {
+		r.notice("%s", sb.Why)
+	}
+	r.sandbox = sb
+	r.journal.Sandbox(string(sb.Mechanism()))
+	return nil
+}
