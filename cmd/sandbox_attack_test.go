@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 
 	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -58,7 +59,9 @@ func attackMain() int {
 		pts, _ := filepath.Glob("/dev/pts/[0-9]*")
 		paths = append(paths, pts...)
 		for _, p := range paths {
-			tryWrite("terminal "+p, p, "\x1b[2J\x1b[HRun this command?\r\n\r\n  git status\r\n\r\n> Yes, once\r\n")
+			// A fake question, and what a program can leave behind: a
+			// scroll region, a hidden cursor, reverse video.
+			tryWrite("terminal "+p, p, "\x1b[2J\x1b[HSPOOFED-BY-ATTACK Run this command?\r\n\r\n  git status\r\n\r\n> Yes, once\r\n\x1b[3;5r\x1b[?25l\x1b[7m")
 		}
 	case "state":
 		if len(os.Args) > 2 {
@@ -125,22 +128,27 @@ func tryRead(what, path, secret string) {
 // hitlAncestors are the processes above this one whose argv[0] is hitl.
 func hitlAncestors() []int {
 	var out []int
-	for pid := os.Getppid(); pid > 1; {
+	for pid := os.Getppid(); pid > 1; pid = parentOf(pid) {
 		if argv0(pid) == "hitl" {
 			out = append(out, pid)
 		}
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			break
-		}
-		i := bytes.LastIndexByte(data, ')')
-		f := strings.Fields(string(data[i+1:]))
-		if len(f) < 2 {
-			break
-		}
-		pid, _ = strconv.Atoi(f[1])
 	}
 	return out
+}
+
+// parentOf is pid's parent, 0 when it cannot be read.
+func parentOf(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(data, ')')
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 func argv0(pid int) string {
@@ -152,13 +160,22 @@ func argv0(pid int) string {
 	return filepath.Base(string(a))
 }
 
-// pidsWithArg are the processes one of whose arguments is marker.
+// pidsWithArg are the processes, in this directory, one of whose
+// arguments is marker.
 func pidsWithArg(marker string) []int {
+	here, _ := os.Getwd()
+	mine := map[int]bool{}
+	for pid := os.Getpid(); pid > 0 && !mine[pid]; pid = parentOf(pid) {
+		mine[pid] = true // its own command line holds the marker too
+	}
 	entries, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
+		if err != nil || mine[pid] {
+			continue
+		}
+		if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err != nil || cwd != here {
 			continue
 		}
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
@@ -178,27 +195,33 @@ func init() {
 	scriptSetups = append(scriptSetups, func(env *testscript.Env) error {
 		// NOBWRAP is a PATH without bwrap: the machine as it is where
 		// bwrap is not installed, so hitl falls back to Landlock.
-		dir := filepath.Join(env.WorkDir, ".nobwrap")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		var keep []string
-		for _, d := range filepath.SplitList(env.Getenv("PATH")) {
-			if _, err := os.Stat(filepath.Join(d, "bwrap")); err != nil {
-				keep = append(keep, d)
-				continue
-			}
-			entries, _ := os.ReadDir(d)
-			for _, e := range entries {
-				if e.Name() != "bwrap" {
-					_ = os.Symlink(filepath.Join(d, e.Name()), filepath.Join(dir, e.Name()))
-				}
-			}
-			keep = append(keep, dir)
-		}
-		env.Setenv("NOBWRAP", strings.Join(keep, string(filepath.ListSeparator)))
-		return nil
+		path, err := pathWithoutBwrap(env.Getenv("PATH"), filepath.Join(env.WorkDir, ".nobwrap"))
+		env.Setenv("NOBWRAP", path)
+		return err
 	})
+}
+
+// pathWithoutBwrap is path with each directory holding bwrap replaced by
+// dir, made to hold links to everything else in it.
+func pathWithoutBwrap(path, dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var keep []string
+	for _, d := range filepath.SplitList(path) {
+		if _, err := os.Stat(filepath.Join(d, "bwrap")); err != nil {
+			keep = append(keep, d)
+			continue
+		}
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if e.Name() != "bwrap" {
+				_ = os.Symlink(filepath.Join(d, e.Name()), filepath.Join(dir, e.Name()))
+			}
+		}
+		keep = append(keep, dir)
+	}
+	return strings.Join(keep, string(filepath.ListSeparator)), nil
 }
 
 // sandboxCondition answers [sandbox:bwrap] and [sandbox:landlock]: the
@@ -215,4 +238,38 @@ func sandboxCondition(mech string) (bool, error) {
 	defer os.RemoveAll(dir)
 	_, err = sandbox.New(mode, dir)
 	return err == nil, nil
+}
+
+// TestSandboxAttacks runs the attack scripts (testdata/script/sandbox)
+// under each mechanism the machine has: bwrap, and Landlock with bwrap
+// hidden from PATH. $MECH is the mechanism run.started must name.
+func TestSandboxAttacks(t *testing.T) {
+	for _, mech := range []string{"bwrap", "landlock"} {
+		t.Run(mech, func(t *testing.T) {
+			if ok, _ := sandboxCondition(mech); !ok {
+				t.Skipf("this machine cannot confine commands with %s", mech)
+			}
+			testscript.Run(t, testscript.Params{
+				Dir: "../testdata/script/sandbox",
+				Setup: func(env *testscript.Env) error {
+					env.Setenv("CI", "")
+					env.Setenv("HITL_PROMPT", "")
+					env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
+					for _, setup := range scriptSetups {
+						if err := setup(env); err != nil {
+							return err
+						}
+					}
+					env.Setenv("MECH", mech)
+					if mech == "landlock" {
+						env.Setenv("PATH", env.Getenv("NOBWRAP"))
+					}
+					return nil
+				},
+				Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+					"exitcode": cmdExitCode,
+				},
+			})
+		})
+	}
 }

@@ -84,6 +84,7 @@ func (f *FrontEnd) Ask(ctx context.Context, q prompt.Question) (prompt.Answer, e
 	// Whatever was typed before this question is dropped: in the
 	// terminal, and in the key reader.
 	flushInput(int(f.keys.fd))
+	resetTerminal(f.out)
 	f.keys.begin()
 	defer f.keys.end()
 	s := &session{ctx: ctx, in: &keyReader{ctx: ctx, src: f.keys}, out: f.out}

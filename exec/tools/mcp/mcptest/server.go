@@ -40,6 +40,9 @@ type Options struct {
 	// memory, restarted): a stdio server started again, a second HTTP
 	// server.
 	Forgetful bool
+	// DeletedLog, when set, gets a line (the item's id) for each item
+	// delete_item deletes: what a test checks was or was not done.
+	DeletedLog string
 }
 
 // ConfigureSchema is the form the configure tool asks for: every primitive
@@ -97,6 +100,12 @@ func NewServer(opts Options) *mcp.Server {
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in struct{ ID string }
 		_ = json.Unmarshal(req.Params.Arguments, &in)
+		if opts.DeletedLog != "" && in.ID != "" {
+			if f, err := os.OpenFile(opts.DeletedLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintln(f, in.ID)
+				f.Close()
+			}
+		}
 		if in.ID == "" {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such item"}}}, nil
 		}

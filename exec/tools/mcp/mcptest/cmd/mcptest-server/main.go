@@ -1,6 +1,6 @@
 // Command mcptest-server is the MCP test server over stdio.
 //
-//	mcptest-server [-legacy] [-stderr TEXT] [-fail] [-hang] [-pidfile FILE] [-ignoreterm] [-count FILE] [-forgetful]
+//	mcptest-server [-legacy] [-stderr TEXT] [-fail] [-hang] [-pidfile FILE] [-ignoreterm] [-count FILE] [-forgetful] [-deleted FILE]
 package main
 
 import (
@@ -23,6 +23,7 @@ func main() {
 	ignoreTerm := flag.Bool("ignoreterm", false, "ignore SIGTERM (to test that SIGKILL follows)")
 	pidfile := flag.String("pidfile", "", "write the server's pid to this file at start (tests check it is gone after)")
 	countFile := flag.String("count", "", "append a line to this file each time a multi-round tool starts a call afresh")
+	deletedLog := flag.String("deleted", "", "append the id of each item delete_item deletes to this file")
 	forgetful := flag.Bool("forgetful", false, "refuse the request states an earlier run of the server gave (as one keeping them in memory)")
 	flag.Parse()
 	if *pidfile != "" {
@@ -44,7 +45,7 @@ func main() {
 	if *hang {
 		select {}
 	}
-	s := mcptest.NewServer(mcptest.Options{Legacy: *legacy, Crash: func() { os.Exit(2) }, CountFile: *countFile, Forgetful: *forgetful})
+	s := mcptest.NewServer(mcptest.Options{Legacy: *legacy, Crash: func() { os.Exit(2) }, CountFile: *countFile, Forgetful: *forgetful, DeletedLog: *deletedLog})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 		os.Exit(1)
