@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -44,6 +45,7 @@ func validateRun(opts *ValidateOptions) error {
 			continue
 		}
 		fmt.Fprintf(opts.IO.Out, "%s: ok (%s)\n", file, summary(cfg))
+		sandboxWarning(opts.IO, file, cfg)
 		for _, a := range cfg.Agents {
 			if a.WelcomeMessage != "" {
 				fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: welcome_message is accepted but not used by hitl\n", file, a.Pos.Line, a.Pos.Col)
@@ -54,6 +56,28 @@ func validateRun(opts *ValidateOptions) error {
 		return &reportedError{fmt.Errorf("%d of %d files have errors: %w", failed, len(opts.Files), first)}
 	}
 	return nil
+}
+
+// sandboxWarning says when the file's allow rules will not apply on this
+// machine: no sandbox can confine commands here (DESIGN §12), or the one
+// the file names is missing.
+func sandboxWarning(ios *IOStreams, file string, cfg *config.Config) {
+	p := cfg.Permissions
+	mode, err := sandbox.ParseMode(p.Sandbox)
+	if err != nil {
+		return // config reported it
+	}
+	where := file
+	if p.SandboxPos.Line > 0 {
+		where = fmt.Sprintf("%s:%d:%d", file, p.SandboxPos.Line, p.SandboxPos.Col)
+	}
+	c, err := sandbox.Probe(mode)
+	switch {
+	case err != nil:
+		fmt.Fprintf(ios.ErrOut, "%s: warning: %v; hitl exec will refuse to run this file here\n", where, err)
+	case c.Mechanism == sandbox.MechNone && mode != sandbox.Off && len(p.Allow) > 0:
+		fmt.Fprintf(ios.ErrOut, "%s: warning: %s\n", where, c.Why)
+	}
 }
 
 func summary(cfg *config.Config) string {

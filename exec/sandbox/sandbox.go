@@ -104,35 +104,55 @@ func New(mode Mode, stateDir string) (*Sandbox, error) {
 		}
 		s.stateDir = abs
 	}
-	if mode == Off {
-		return s, nil
+	c, err := Probe(mode)
+	if err != nil {
+		return nil, err
 	}
-	var bwrapWhy, landlockWhy string
+	s.mech, s.bwrap, s.self, s.Why = c.Mechanism, c.bwrap, c.self, c.Why
+	return s, nil
+}
+
+// probes find out what the machine has (tests replace them).
+var probes = struct{ bwrap, landlock func() (string, string) }{probeBwrap, probeLandlock}
+
+// Choice is the mechanism a mode gets on this machine.
+type Choice struct {
+	Mechanism Mechanism
+	// Why says why the mechanism is not the best one, or "".
+	Why         string
+	bwrap, self string
+}
+
+// Probe finds the mechanism mode gets on this machine, touching nothing
+// (hitl validate). An error is a mechanism asked for by name that cannot
+// be had.
+func Probe(mode Mode) (Choice, error) {
+	if mode == Off {
+		return Choice{Mechanism: MechNone}, nil
+	}
+	var bwrapWhy string
 	if mode == Auto || mode == Bwrap {
-		path, why := probeBwrap()
+		path, why := probes.bwrap()
 		if why == "" {
-			s.mech, s.bwrap = MechBwrap, path
-			return s, nil
+			return Choice{Mechanism: MechBwrap, bwrap: path}, nil
 		}
 		bwrapWhy = why
 		if mode == Bwrap {
-			return nil, errors.New("sandbox: bwrap was asked for (permissions.sandbox: bwrap) but " + why)
+			return Choice{}, errors.New("sandbox: bwrap was asked for (permissions.sandbox: bwrap) but " + why)
 		}
 	}
-	self, why := probeLandlock()
-	if why == "" {
-		s.mech, s.self = MechLandlock, self
+	self, landlockWhy := probes.landlock()
+	if landlockWhy == "" {
+		c := Choice{Mechanism: MechLandlock, self: self}
 		if bwrapWhy != "" && !strings.HasPrefix(bwrapWhy, "bwrap is not installed") {
-			s.Why = bwrapWhy + "; using Landlock instead"
+			c.Why = bwrapWhy + "; using Landlock instead"
 		}
-		return s, nil
+		return c, nil
 	}
-	landlockWhy = why
 	if mode == Landlock {
-		return nil, errors.New("sandbox: Landlock was asked for (permissions.sandbox: landlock) but " + why)
+		return Choice{}, errors.New("sandbox: Landlock was asked for (permissions.sandbox: landlock) but " + landlockWhy)
 	}
-	s.Why = fmt.Sprintf("no sandbox for commands: %s, and %s; allow rules do not apply, every command is asked (permissions: {sandbox: off} or --no-sandbox runs without one)", bwrapWhy, landlockWhy)
-	return s, nil
+	return Choice{Mechanism: MechNone, Why: fmt.Sprintf("no sandbox for commands: %s, and %s; allow rules do not apply, every command is asked (permissions: {sandbox: off} or --no-sandbox runs without one)", bwrapWhy, landlockWhy)}, nil
 }
 
 // Mechanism is what confines the children.
