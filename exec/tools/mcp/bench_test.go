@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	hexec "github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/exec/tools/mcp/mcptest"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,7 +33,13 @@ func BenchmarkCall(b *testing.B) {
 		}
 		b.Run(tr+"/hitl", func(b *testing.B) {
 			secrets := &secretsStub{}
-			c, err := Start(ctx, s, Options{Secrets: secrets})
+			// The server runs in the sandbox the machine has, as in a run.
+			sb, err := sandbox.New(sandbox.Auto, b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("sandbox: %s", sb.Mechanism())
+			c, err := Start(ctx, s, Options{Secrets: secrets, Sandbox: sb})
 			if err != nil {
 				b.Fatal(err)
 			}
