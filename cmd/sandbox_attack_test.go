@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 )
 
 // attackMain is the hostile program of the sandbox scripts (DESIGN §12):
@@ -25,7 +27,8 @@ import (
 //	attack state FILE     read a file of hitl's state dir
 //	attack mcp MARKER     write a tools/call into the stdin of the MCP server
 //	                      whose command line holds MARKER
-//	attack signal         signal hitl
+//	attack signal         signal and ptrace hitl
+//	attack fds            list the descriptors it inherited
 //
 // It only touches hitl processes it descends from and the server holding
 // MARKER, so no other process on the machine is disturbed.
@@ -86,6 +89,26 @@ func attackMain() int {
 				fmt.Printf("signal hitl %d: refused: %v\n", pid, err)
 			} else {
 				fmt.Printf("signal hitl %d: SIGNALLED\n", pid)
+			}
+			// PTRACE_SEIZE does not stop hitl; the attacker's exit
+			// detaches it.
+			runtime.LockOSThread()
+			if err := unix.PtraceSeize(pid); err != nil {
+				fmt.Printf("ptrace hitl %d: refused: %v\n", pid, err)
+			} else {
+				fmt.Printf("ptrace hitl %d: ATTACHED\n", pid)
+			}
+		}
+	case "fds":
+		// Descriptors beyond stdin, stdout and stderr: what the child
+		// inherited that it should not have.
+		entries, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range entries {
+			if n, _ := strconv.Atoi(e.Name()); n > 2 {
+				if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && !strings.HasPrefix(target, "anon_inode:") &&
+					!strings.HasPrefix(target, "/proc/") && !strings.HasPrefix(target, "/sys/fs/cgroup/") { // its own: the Go runtime's
+					fmt.Printf("fd %d: INHERITED %s\n", n, target)
+				}
 			}
 		}
 	}

@@ -25,6 +25,10 @@ const maxEnviron = 64 << 20
 // marks the process non-dumpable. It returns in the process that goes on;
 // on any failure it goes on with the environment as it was.
 func HideEnviron(args []string) {
+	// Files hitl inherited from its parent (a CI runner's pipes, a hook's
+	// descriptors) are not passed on to its children: only stdin, stdout
+	// and stderr are (Go opens its own files close-on-exec).
+	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	if v, ok := os.LookupEnv(environFD); ok {
 		restoreEnviron(v)
 		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -57,7 +61,7 @@ func HideEnviron(args []string) {
 	}
 	_, _ = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL)
 	// Exec keeps fd open (memfd_create without MFD_CLOEXEC); every other
-	// file hitl opened is close-on-exec.
+	// file is close-on-exec.
 	_ = syscall.Exec(self, args, []string{environFD + "=" + strconv.Itoa(fd)})
 	f.Close() // exec failed: go on as we are
 }
