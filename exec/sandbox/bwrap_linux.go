@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	osexec "os/exec"
 	"strings"
 	"time"
@@ -43,7 +44,12 @@ func firstLine(s string) string {
 // empty tmpfs over the state dir; an Unseen child sees the whole file
 // system read-only but its working dir and temp dir.
 func (s *Sandbox) bwrapArgs(prog string, argv []string, spec Spec) []string {
-	args := []string{"bwrap", "--die-with-parent", "--new-session", "--unshare-pid"}
+	args := []string{"bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--cap-drop", "ALL"}
+	if spec.Access == Seen && os.Geteuid() == 0 {
+		for _, c := range capNames(seenCaps) {
+			args = append(args, "--cap-add", c)
+		}
+	}
 	if spec.Access == Unseen {
 		args = append(args, "--ro-bind", "/", "/")
 	} else {

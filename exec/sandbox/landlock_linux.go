@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -27,6 +28,9 @@ type helperConfig struct {
 
 func init() {
 	if len(os.Args) > 4 && os.Args[1] == helperArg {
+		// The capabilities dropped are this thread's: it is the one
+		// that executes the program.
+		runtime.LockOSThread()
 		os.Exit(helperMain(os.Args[2], os.Args[3], os.Args[4:]))
 	}
 }
@@ -42,6 +46,14 @@ func helperMain(cfgJSON, prog string, argv []string) int {
 	}
 	if err := confine(cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "hitl sandbox: cannot apply the Landlock domain: %v\n", err)
+		return 126
+	}
+	keep := seenCaps
+	if cfg.Access == Unseen {
+		keep = nil
+	}
+	if err := dropBounding(keep); err != nil {
+		fmt.Fprintf(os.Stderr, "hitl sandbox: %v\n", err)
 		return 126
 	}
 	err := syscall.Exec(prog, argv, os.Environ())
@@ -70,9 +82,11 @@ func confine(cfg helperConfig) error {
 			rules = append(rules, landlock.ROFiles(path).IgnoreIfMissing())
 		}
 	}
+	// Writing never includes making device nodes (a terminal, a disk).
+	rw := landlock.V7.HandledAccessFS &^ landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_MAKE_CHAR|unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK)
 	write := func(path string, dir bool) {
 		if dir {
-			rules = append(rules, landlock.RWDirs(path).WithRefer().IgnoreIfMissing())
+			rules = append(rules, landlock.PathAccess(rw, path).WithRefer().IgnoreIfMissing())
 		} else {
 			rules = append(rules, landlock.RWFiles(path).IgnoreIfMissing())
 		}

@@ -52,6 +52,9 @@ func TestChildCannotReachHitl(t *testing.T) {
 			{"open the terminal", "echo x > /dev/tty"},
 			{"read the state dir", "cat " + key},
 			{"signal hitl", "kill -0 " + pid},
+			{"make the terminal's device node", "mknod ./pts c 136 0"},
+			{"unmount /proc", "umount /proc"},
+			{"unmount what hides the state dir", "umount " + sb.StateDir() + "; cat " + key},
 		}
 		for _, access := range []Access{Seen, Unseen} {
 			for _, tt := range tests {
@@ -113,4 +116,46 @@ func TestStateDirInsideTheWorkingDirStaysHidden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// As root, a child keeps no capability that reaches past the sandbox: a
+// command nobody saw keeps none, one a person saw keeps the file-access
+// ones (seenCaps), and neither gets more by executing a program (no new
+// privileges: setuid bits and file capabilities grant nothing).
+func TestChildCapabilities(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("capabilities are root's")
+	}
+	var want uint64
+	for _, c := range seenCaps {
+		want |= 1 << c
+	}
+	eachMechanism(t, func(t *testing.T, sb *Sandbox) {
+		for _, tt := range []struct {
+			access Access
+			want   uint64
+		}{{Unseen, 0}, {Seen, want}} {
+			// sh runs grep: what a program the child executes gets.
+			out, err := runIn(t, sb, tt.access, t.TempDir(), "grep -E '^(Cap(Eff|Prm|Inh|Amb)|NoNewPrivs)' /proc/self/status")
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if !strings.Contains(out, "NoNewPrivs:\t1") {
+				t.Errorf("access %d: no_new_privs is not set:\n%s", tt.access, out)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				if strings.HasPrefix(line, "NoNewPrivs") {
+					continue
+				}
+				name, hex, _ := strings.Cut(line, ":")
+				got, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+				if err != nil {
+					t.Fatalf("%q: %v", line, err)
+				}
+				if got&^tt.want != 0 {
+					t.Errorf("access %d: %s is %#x, more than %#x", tt.access, name, got, tt.want)
+				}
+			}
+		}
+	})
 }

@@ -1,0 +1,66 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// seenCaps are the capabilities a child a person saw keeps when hitl runs
+// as root: the ones that make up the write access the user has (file
+// ownership and permissions), and changing to another user. A command
+// nobody saw keeps none. No child keeps what would reach past the sandbox:
+// mounting (CAP_SYS_ADMIN: undo the tmpfs over the state dir), making
+// device nodes (CAP_MKNOD: the person's terminal, the disk), ptrace,
+// signals to other users, raw I/O.
+var seenCaps = []int{
+	unix.CAP_CHOWN, unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH, unix.CAP_FOWNER,
+	unix.CAP_FSETID, unix.CAP_SETGID, unix.CAP_SETUID, unix.CAP_NET_BIND_SERVICE,
+}
+
+// capNames are seenCaps as bwrap names them.
+func capNames(caps []int) []string {
+	names := map[int]string{
+		unix.CAP_CHOWN: "CAP_CHOWN", unix.CAP_DAC_OVERRIDE: "CAP_DAC_OVERRIDE",
+		unix.CAP_DAC_READ_SEARCH: "CAP_DAC_READ_SEARCH", unix.CAP_FOWNER: "CAP_FOWNER",
+		unix.CAP_FSETID: "CAP_FSETID", unix.CAP_SETGID: "CAP_SETGID", unix.CAP_SETUID: "CAP_SETUID",
+		unix.CAP_NET_BIND_SERVICE: "CAP_NET_BIND_SERVICE",
+	}
+	out := make([]string, len(caps))
+	for i, c := range caps {
+		out[i] = names[c]
+	}
+	return out
+}
+
+// dropBounding removes every capability but keep from this thread's
+// bounding set, so what it executes (as root, which would get the bounding
+// set) has at most keep. It must run on the thread that executes. Without
+// root there is nothing to drop.
+func dropBounding(keep []int) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	last := unix.CAP_LAST_CAP
+	if data, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+			last = n
+		}
+	}
+	kept := map[int]bool{}
+	for _, c := range keep {
+		kept[c] = true
+	}
+	for c := 0; c <= last; c++ {
+		if kept[c] {
+			continue
+		}
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			return fmt.Errorf("dropping capability %d: %w", c, err)
+		}
+	}
+	return unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+}
