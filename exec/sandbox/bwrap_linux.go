@@ -56,6 +56,11 @@ func (s *Sandbox) bwrapArgs(prog string, argv []string, spec Spec) []string {
 		args = append(args, "--bind", "/", "/")
 	}
 	args = append(args, "--dev", "/dev", "--proc", "/proc")
+	// The kernel's own settings are read-only: root, even without
+	// capabilities, could otherwise set kernel.core_pattern or a uevent
+	// helper to a program the kernel runs outside the sandbox.
+	args = append(args, "--ro-bind", "/sys", "/sys", "--ro-bind", "/proc/sys", "/proc/sys",
+		"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger")
 	if spec.Access == Unseen {
 		for _, d := range []string{spec.Dir, spec.TempDir} {
 			if d != "" {

@@ -92,7 +92,12 @@ func confine(cfg helperConfig) error {
 		}
 	}
 	if cfg.Access == Seen {
-		siblings("/", hidden, write)
+		// The kernel's settings (/proc/sys, /sys) stay read-only: root
+		// could set kernel.core_pattern to a program the kernel runs
+		// outside the domain.
+		siblings("/", append(hidden, "/proc", "/sys"), write)
+		read("/proc", true)
+		read("/sys", true)
 	} else {
 		siblings("/", hidden, read)
 		for _, d := range []string{cfg.Dir, cfg.TempDir} {

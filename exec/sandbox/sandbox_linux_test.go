@@ -36,6 +36,14 @@ func runIn(t *testing.T, sb *Sandbox, access Access, dir string, script string) 
 }
 
 func TestChildCannotReachHitl(t *testing.T) {
+	// Were the sandbox to fail, the test must not leave the machine changed.
+	if pattern, err := os.ReadFile("/proc/sys/kernel/core_pattern"); err == nil {
+		t.Cleanup(func() {
+			if now, _ := os.ReadFile("/proc/sys/kernel/core_pattern"); string(now) != string(pattern) {
+				_ = os.WriteFile("/proc/sys/kernel/core_pattern", pattern, 0o644)
+			}
+		})
+	}
 	eachMechanism(t, func(t *testing.T, sb *Sandbox) {
 		dir := t.TempDir()
 		pid := strconv.Itoa(os.Getpid())
@@ -54,6 +62,8 @@ func TestChildCannotReachHitl(t *testing.T) {
 			{"signal hitl", "kill -0 " + pid},
 			{"make the terminal's device node", "mknod ./pts c 136 0"},
 			{"unmount /proc", "umount /proc"},
+			{"set the kernel's core pattern", "echo '|/bin/false' > /proc/sys/kernel/core_pattern"},
+			{"set a uevent helper", "echo /bin/false > /sys/kernel/uevent_helper"},
 			{"unmount what hides the state dir", "umount " + sb.StateDir() + "; cat " + key},
 		}
 		for _, access := range []Access{Seen, Unseen} {
