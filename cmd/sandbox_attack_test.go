@@ -23,7 +23,7 @@ import (
 //
 //	attack stdin          write "once" into hitl's stdin, an event into its stdout
 //	attack read SECRET    read hitl's environment, stdin and memory
-//	attack tty            draw a fake question on the terminal
+//	attack tty [PTS]      draw a fake question on the terminal (/dev/tty, PTS)
 //	attack state FILE     read a file of hitl's state dir
 //	attack mcp MARKER     write a tools/call into the stdin of the MCP server
 //	                      whose command line holds MARKER
@@ -58,9 +58,9 @@ func attackMain() int {
 			}
 		}
 	case "tty":
-		paths := []string{"/dev/tty"}
-		pts, _ := filepath.Glob("/dev/pts/[0-9]*")
-		paths = append(paths, pts...)
+		// Only the test's own terminal, named: other tests' terminals on
+		// the machine are left alone.
+		paths := append([]string{"/dev/tty"}, os.Args[2:]...)
 		for _, p := range paths {
 			// A fake question, and what a program can leave behind: a
 			// scroll region, a hidden cursor, reverse video.

@@ -17,7 +17,7 @@ const spoofAgent = `models:
   m:
     provider: script
     script:
-      - tool_calls: [{name: shell, arguments: {cmd: "attack tty"}}]
+      - tool_calls: [{name: shell, arguments: {cmd: "attack tty PTS"}}]
       - tool_calls: [{name: shell, arguments: {cmd: "touch PWNED"}}]
       - text: done
 agents:
@@ -61,7 +61,9 @@ func TestSandboxTerminalSpoof(t *testing.T) {
 				env = []string{"PATH=" + nobwrap}
 			}
 			args := append([]string{"exec", "--prompt", "tty"}, tt.args...)
-			r := startTTYAgentEnv(t, spoofAgent, ptytest.New(t), false, env, append(args, "agent.yaml")...)
+			tm := ptytest.New(t)
+			agent := strings.Replace(spoofAgent, "PTS", tm.Tty().Name(), 1)
+			r := startTTYAgentEnv(t, agent, tm, false, env, append(args, "agent.yaml")...)
 			if tt.args != nil && tt.args[0] == "--yolo" {
 				// --yolo runs touch PWNED too: no question comes.
 				if code := r.wait(); code != 0 {

@@ -80,6 +80,14 @@ func (c *Cmd) StdoutPipe() (io.ReadCloser, error) { return c.cmd.StdoutPipe() }
 // Start resolves the program and starts it inside the sandbox. An error
 // wrapping os.ErrNotExist (or exec.ErrNotFound) is a program not found.
 func (c *Cmd) Start() error {
+	if c.spec.Dir != "" {
+		// bwrap's --chdir and the Landlock rules need it whole.
+		dir, err := filepath.Abs(c.spec.Dir)
+		if err != nil {
+			return err
+		}
+		c.spec.Dir, c.cmd.Dir = dir, dir
+	}
 	path, err := lookPath(c.spec.Path, c.spec.Dir, c.spec.Env)
 	if err != nil {
 		return err
