@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	osexec "os/exec"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // probeBwrap finds bwrap on PATH and checks that it can make the namespaces
@@ -94,4 +97,29 @@ func (s *Sandbox) wrap(prog string, argv []string, spec Spec) (string, []string,
 		return "", nil, fmt.Errorf("sandbox: no sandbox to run a command nobody approved")
 	}
 	return prog, argv, nil
+}
+
+// pinBwrap copies bwrap into a sealed memfd that the run starts it from:
+// a command a person approved (which keeps the user's write access) may
+// replace /usr/bin/bwrap, never the bwrap that confines the next command.
+func pinBwrap(path string) (*os.File, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	fd, err := unix.MemfdCreate("bwrap", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "bwrap")
+	if _, err := io.Copy(f, io.LimitReader(src, 64<<20)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -193,11 +193,12 @@ func probeLandlock() (self, why string) {
 	if errno != 0 || int(abi) < 1 {
 		return "", "the kernel has no Landlock"
 	}
-	self, err := os.Executable()
-	if err != nil {
+	// The running binary itself, not its path: a command a person
+	// approved may replace the file at the path, never what runs.
+	if _, err := os.Stat("/proc/self/exe"); err != nil {
 		return "", fmt.Sprintf("hitl cannot find its own executable (%v)", err)
 	}
-	return self, ""
+	return "/proc/self/exe", ""
 }
 
 // landlockArgs is the helper's command line for prog.

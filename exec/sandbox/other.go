@@ -2,7 +2,10 @@
 
 package sandbox
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 func probeBwrap() (string, string) { return "", "bwrap is Linux only" }
 
@@ -21,3 +24,5 @@ func (s *Sandbox) wrap(prog string, argv []string, spec Spec) (string, []string,
 func HideEnviron(args []string) {}
 
 func insideGroups(int) []int { return nil }
+
+func pinBwrap(string) (*os.File, error) { return nil, fmt.Errorf("no bwrap here") }

@@ -77,9 +77,10 @@ const (
 type Sandbox struct {
 	mech     Mechanism
 	mode     Mode
-	stateDir string // hidden from every child
-	bwrap    string // bwrap's path, under MechBwrap
-	self     string // hitl's executable, under MechLandlock
+	stateDir string   // hidden from every child
+	bwrap    string   // bwrap's path, under MechBwrap
+	self     string   // hitl's executable, under MechLandlock
+	pinned   *os.File // the copy of bwrap the run starts (pinBwrap)
 	// Why says why the mechanism is not the best one (bwrap cannot run,
 	// and so Landlock; neither works), or "" when nothing needs saying.
 	Why string
@@ -109,6 +110,14 @@ func New(mode Mode, stateDir string) (*Sandbox, error) {
 		return nil, err
 	}
 	s.mech, s.bwrap, s.self, s.Why = c.Mechanism, c.bwrap, c.self, c.Why
+	if s.mech == MechBwrap {
+		f, err := pinBwrap(s.bwrap)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: cannot keep a copy of %s: %w", s.bwrap, err)
+		}
+		s.pinned = f
+		s.bwrap = fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	}
 	return s, nil
 }
 

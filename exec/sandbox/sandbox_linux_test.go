@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -168,4 +169,39 @@ func TestChildCapabilities(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A command a person approved may replace bwrap on disk; the run keeps
+// starting its children with the bwrap it found at the start.
+func TestReplacedBwrapIsNotRun(t *testing.T) {
+	real, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Skip("bwrap is not installed")
+	}
+	bin := t.TempDir()
+	data, err := os.ReadFile(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "bwrap"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	sb, err := New(Bwrap, t.TempDir())
+	if err != nil {
+		t.Skipf("no bwrap here: %v", err)
+	}
+	trojan := filepath.Join(t.TempDir(), "trojan-ran")
+	if err := os.Remove(filepath.Join(bin, "bwrap")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte("#!/bin/sh\ntouch "+trojan+"\nshift $#\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runIn(t, sb, Unseen, t.TempDir(), "echo ok"); err != nil || out != "ok\n" {
+		t.Fatalf("%v %q", err, out)
+	}
+	if _, err := os.Stat(trojan); err == nil {
+		t.Error("the replaced bwrap ran")
+	}
 }
