@@ -77,12 +77,20 @@ func (s *Sandbox) bwrapArgs(prog string, argv []string, spec Spec) []string {
 	if spec.Dir != "" {
 		args = append(args, "--chdir", spec.Dir)
 	}
+	for _, kv := range loaderEnv(spec.Env) {
+		name, value, _ := strings.Cut(kv, "=")
+		args = append(args, "--setenv", name, value)
+	}
 	args = append(args, "--", prog)
 	return append(args, argv[1:]...)
 }
 
 // wrap is the program and arguments that start prog (argv) under the
 // sandbox's mechanism.
+//
+// The dynamic loader's variables (LD_PRELOAD, LD_LIBRARY_PATH, ...) never
+// reach bwrap or the Landlock helper, which run before the sandbox is in
+// place: the child gets them from the wrapper.
 func (s *Sandbox) wrap(prog string, argv []string, spec Spec) (string, []string, error) {
 	switch s.Mechanism() {
 	case MechBwrap:

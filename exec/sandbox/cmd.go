@@ -104,6 +104,9 @@ func (c *Cmd) Start() error {
 	c.cmd.Path = prog
 	c.cmd.Args = args
 	c.cmd.Err = nil
+	if prog != path {
+		c.cmd.Env = withoutLoaderEnv(c.spec.Env)
+	}
 	if err := c.cmd.Start(); err != nil {
 		return err
 	}
@@ -283,6 +286,29 @@ func executable(p string) error {
 		return os.ErrPermission
 	}
 	return nil
+}
+
+// loaderEnv are the variables of env the dynamic loader reads (LD_*):
+// code they name would run in a wrapper before it confines anything.
+func loaderEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "LD_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// withoutLoaderEnv is env without loaderEnv's variables.
+func withoutLoaderEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "LD_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // running holds the process groups of children in flight, for KillAll.

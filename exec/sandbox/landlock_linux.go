@@ -24,6 +24,9 @@ type helperConfig struct {
 	Access   Access `json:"access"`
 	Dir      string `json:"dir,omitempty"`
 	TempDir  string `json:"temp_dir,omitempty"`
+	// LoaderEnv are the child's dynamic loader variables, set only once
+	// the helper is confined.
+	LoaderEnv []string `json:"loader_env,omitempty"`
 }
 
 func init() {
@@ -56,7 +59,7 @@ func helperMain(cfgJSON, prog string, argv []string) int {
 		fmt.Fprintf(os.Stderr, "hitl sandbox: %v\n", err)
 		return 126
 	}
-	err := syscall.Exec(prog, argv, os.Environ())
+	err := syscall.Exec(prog, argv, append(os.Environ(), cfg.LoaderEnv...))
 	fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
 	if err == syscall.ENOENT {
 		return 127
@@ -203,7 +206,7 @@ func probeLandlock() (self, why string) {
 
 // landlockArgs is the helper's command line for prog.
 func (s *Sandbox) landlockArgs(prog string, argv []string, spec Spec) ([]string, error) {
-	cfg := helperConfig{StateDir: s.stateDir, Access: spec.Access, Dir: spec.Dir, TempDir: spec.TempDir}
+	cfg := helperConfig{StateDir: s.stateDir, Access: spec.Access, Dir: spec.Dir, TempDir: spec.TempDir, LoaderEnv: loaderEnv(spec.Env)}
 	if cfg.Dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {

@@ -205,3 +205,25 @@ func TestReplacedBwrapIsNotRun(t *testing.T) {
 		t.Error("the replaced bwrap ran")
 	}
 }
+
+// The dynamic loader's variables reach the child, never the wrapper that
+// runs before the sandbox is in place (bwrap, the Landlock helper): a
+// library the model wrote would run there unconfined.
+func TestLoaderVariablesSkipTheWrapper(t *testing.T) {
+	eachMechanism(t, func(t *testing.T, sb *Sandbox) {
+		var out strings.Builder
+		c := sb.Command(context.Background(), Spec{
+			Path: "/bin/sh", Args: []string{"-c", `echo "$LD_PRELOAD"`}, Dir: t.TempDir(),
+			Env:    []string{"PATH=/usr/bin:/bin", "LD_PRELOAD=/nonexistent/evil.so"},
+			Stdout: &out, Stderr: &out, Access: Seen,
+		})
+		if err := c.Run(); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		// Each loader that tries the library says it "cannot be
+		// preloaded": the child's (sh) only, not the wrapper's too.
+		if got := out.String(); strings.Count(got, "cannot be preloaded") != 1 || !strings.Contains(got, "\n/nonexistent/evil.so") {
+			t.Errorf("output %q", got)
+		}
+	})
+}
