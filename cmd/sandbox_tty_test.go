@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hitl-dev/hitl/internal/ptytest"
 )
@@ -95,6 +96,45 @@ func TestSandboxTerminalSpoof(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(r.cmd.Dir, "PWNED")); err == nil && tt.args == nil {
 				t.Errorf("the dismissed command ran")
+			}
+		})
+	}
+}
+
+// hitl killed outright (SIGKILL: no chance to stop anything) leaves no
+// command behind, under either mechanism: bwrap dies with its parent, and
+// a Landlock child is killed when hitl dies.
+func TestKilledHitlLeavesNoCommand(t *testing.T) {
+	nobwrap, err := pathWithoutBwrap(os.Getenv("PATH"), filepath.Join(t.TempDir(), "nobwrap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mech := range []string{"bwrap", "landlock"} {
+		t.Run(mech, func(t *testing.T) {
+			if ok, _ := sandboxCondition(mech); !ok {
+				t.Skipf("this machine cannot confine commands with %s", mech)
+			}
+			if mech == "landlock" {
+				t.Setenv("PATH", nobwrap)
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(stubbornAgent), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// The state dir outside the working dir: under Landlock a new
+			// file cannot be made directly in a directory on the way to it.
+			r := startHitlState(t, dir, t.TempDir(), "exec", "--yolo", "agent.yaml")
+			r.waitFile(t, "started")
+			if err := r.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			r.exit(t, 5*time.Second)
+			deadline := time.Now().Add(5 * time.Second)
+			for len(runningIn(dir)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if left := runningIn(dir); len(left) > 0 {
+				t.Errorf("left running after hitl was killed: %v", left)
 			}
 		})
 	}

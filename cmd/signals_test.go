@@ -44,6 +44,12 @@ type signalRun struct {
 
 func startHitl(t *testing.T, dir string, args ...string) *signalRun {
 	t.Helper()
+	return startHitlState(t, dir, filepath.Join(dir, "state"), args...)
+}
+
+// startHitlState is startHitl with the state dir (XDG_STATE_HOME) state.
+func startHitlState(t *testing.T, dir, state string, args ...string) *signalRun {
+	t.Helper()
 	hitl, err := exec.LookPath("hitl")
 	if err != nil {
 		t.Fatalf("hitl is not on PATH (testscript's TestMain installs it): %v", err)
@@ -51,7 +57,7 @@ func startHitl(t *testing.T, dir string, args ...string) *signalRun {
 	r := &signalRun{dir: dir, done: make(chan error, 1)}
 	r.cmd = exec.Command(hitl, args...)
 	r.cmd.Dir = dir
-	r.cmd.Env = append(filteredEnv(), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	r.cmd.Env = append(filteredEnv(), "XDG_STATE_HOME="+state)
 	r.cmd.Stdin = strings.NewReader("")
 	r.cmd.Stdout = &r.stdout
 	r.cmd.Stderr = &r.stderr

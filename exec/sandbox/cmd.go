@@ -62,7 +62,7 @@ func (s *Sandbox) Command(ctx context.Context, spec Spec) *Cmd {
 	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
 	// A new session: no controlling terminal, so /dev/tty fails, and the
 	// child leads its own process group.
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	c.cmd.SysProcAttr = procAttr()
 	c.cmd.Cancel = func() error {
 		c.term()
 		return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"syscall"
 )
 
 // insideGroups are the host pids of the programs bwrap (pid outer) started:
@@ -43,4 +44,10 @@ func insideGroups(outer int) []int {
 		}
 	}
 	return out
+}
+
+// procAttr starts a child in a new session (no controlling terminal, its
+// own process group), killed if hitl dies without stopping it.
+func procAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }

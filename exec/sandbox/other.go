@@ -5,6 +5,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"syscall"
 )
 
 func probeBwrap() (string, string) { return "", "bwrap is Linux only" }
@@ -26,3 +27,7 @@ func HideEnviron(args []string) {}
 func insideGroups(int) []int { return nil }
 
 func pinBwrap(string) (*os.File, error) { return nil, fmt.Errorf("no bwrap here") }
+
+// procAttr starts a child in a new session (no controlling terminal, its
+// own process group).
+func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
