@@ -134,7 +134,9 @@ func (l *loader) resolveModel(a *Agent, k, n *yaml.Node, models map[string]*Mode
 			l.errorf(n, "an inline script model has no script; define it under models: with a script: list")
 		}
 		m := &Model{Name: ref, Provider: provider, Model: name, Pos: pos(n)}
-		ApplyPreset(m)
+		if !l.applyProviderDef(m) {
+			ApplyPreset(m)
+		}
 		return m
 	}
 	names := make([]string, 0, len(models))

@@ -8,7 +8,7 @@ import (
 )
 
 // Providers hitl implements with its own clients.
-var Providers = []string{"openai", "anthropic", "ollama", "script"}
+var Providers = []string{"openai", "anthropic", "google", "ollama", "script"}
 
 // Preset is an OpenAI-compatible provider with a known endpoint: it runs
 // through the openai client with BaseURL and the key in TokenKey (none
@@ -30,9 +30,9 @@ var Presets = map[string]Preset{
 }
 
 var (
-	modelKeys            = []string{"provider", "model", "base_url", "token_key", "max_tokens", "temperature", "top_p", "thinking_budget", "script"}
-	unsupportedModelKeys = []string{"parallel_tool_calls", "provider_opts", "track_usage", "frequency_penalty", "presence_penalty", "routing", "structured_output", "env", "type"}
-	unsupportedProviders = []string{"google", "amazon-bedrock", "azure", "gemini", "vertex", "bedrock"}
+	modelKeys            = []string{"provider", "model", "base_url", "token_key", "max_tokens", "temperature", "top_p", "thinking_budget", "script", "frequency_penalty", "presence_penalty", "provider_opts"}
+	unsupportedModelKeys = []string{"parallel_tool_calls", "track_usage", "routing", "structured_output", "env", "type"}
+	unsupportedProviders = []string{"amazon-bedrock", "azure", "gemini", "vertex", "bedrock"}
 	// efforts are cagent's thinking_budget words (besides none).
 	efforts = []string{"minimal", "low", "medium", "high"}
 )
@@ -58,6 +58,9 @@ func ApplyPreset(m *Model) {
 	p, ok := Presets[m.Provider]
 	if !ok {
 		m.API = m.Provider
+		if m.Provider == "openai" && m.ProviderOpts.APIType != "" {
+			m.API = apiOf(m.ProviderOpts.APIType)
+		}
 		return
 	}
 	m.API = "openai"
@@ -98,6 +101,8 @@ func (l *loader) model(name string, n *yaml.Node) *Model {
 			m.ThinkingBudget = l.thinkingBudget(v)
 		case "script":
 			m.Script = l.script(v)
+		default:
+			l.modelKey(m, key, v)
 		}
 	})
 	if providerNode == nil {
@@ -120,7 +125,10 @@ func (l *loader) model(name string, n *yaml.Node) *Model {
 	if m.Script != nil && m.Provider != "script" {
 		l.errorf(n, "model %s has a script: list, which only provider script uses", name)
 	}
-	ApplyPreset(m)
+	l.checkProviderOpts(m)
+	if !l.applyProviderDef(m) {
+		ApplyPreset(m)
+	}
 	return m
 }
 
@@ -130,8 +138,7 @@ func (l *loader) checkProvider(n *yaml.Node, p string) {
 	case Presets[p] != Preset{}:
 	case contains(unsupportedProviders, p):
 		l.errorf(n, "provider %q is not supported by hitl; supported: %s", p, strings.Join(knownProviders(), ", "))
-	case l.customProviders[p]:
-		l.errorf(n, "provider %q comes from providers:, which is not supported by hitl; write provider: openai with base_url and token_key", p)
+	case l.providerDefs[p] != nil:
 	default:
 		l.errorf(n, "unknown provider %q%s; supported: %s", p, didYouMean(p, knownProviders()), strings.Join(knownProviders(), ", "))
 	}

@@ -34,8 +34,9 @@ type Model struct {
 	// OpenAI-compatible preset (dmr, mistral, xai, nebius, requesty,
 	// minimax; see Presets).
 	Provider string
-	// API is the client that speaks to the provider: "openai" for openai and
-	// the presets, else Provider.
+	// API is the client that speaks to the provider: "openai" for openai,
+	// the presets and providers: entries of api_type openai_chatcompletions,
+	// "openai_responses" for the Responses API, else Provider.
 	API   string
 	Model string
 	// BaseURL is base_url, or for a preset provider its endpoint.
@@ -48,6 +49,13 @@ type Model struct {
 	Temperature    *float64
 	TopP           *float64
 	ThinkingBudget *ThinkingBudget
+	// FrequencyPenalty and PresencePenalty (-2 to 2) are sent as set.
+	FrequencyPenalty *float64
+	PresencePenalty  *float64
+	// ProviderOpts are the provider_opts hitl implements.
+	ProviderOpts ProviderOpts
+	// Custom: Provider names an entry of the file's providers: map.
+	Custom bool
 	// Script is the script provider's list of assistant turns.
 	Script []ScriptEntry
 	Pos    Pos

@@ -48,6 +48,7 @@ import (
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/model/anthropic"
 	"github.com/hitl-dev/hitl/exec/model/cassette"
+	"github.com/hitl-dev/hitl/exec/model/gemini"
 	"github.com/hitl-dev/hitl/exec/model/internal/provider"
 	"github.com/hitl-dev/hitl/exec/model/openai"
 	"github.com/hitl-dev/hitl/exec/model/script"
@@ -116,6 +117,7 @@ const (
 	OpenAIBaseURL    = "https://api.openai.com/v1"
 	OllamaBaseURL    = "http://localhost:11434/v1"
 	AnthropicBaseURL = "https://api.anthropic.com"
+	GeminiBaseURL    = "https://generativelanguage.googleapis.com/"
 )
 
 var (
@@ -138,13 +140,17 @@ func DefaultHTTPClient() *http.Client {
 const (
 	OpenAIKeyVar    = "OPENAI_API_KEY"
 	AnthropicKeyVar = "ANTHROPIC_API_KEY"
+	// GoogleKeyVar, else GeminiKeyVar, holds the google provider's key (as
+	// cagent reads them) when token_key names none.
+	GoogleKeyVar = "GOOGLE_API_KEY"
+	GeminiKeyVar = "GEMINI_API_KEY"
 )
 
 // KeyVars names the environment variables that may hold model API keys for
 // cfg: every token_key, and the providers' defaults. Shell commands do not
 // inherit them.
 func KeyVars(cfg *config.Config) []string {
-	names := []string{OpenAIKeyVar, AnthropicKeyVar}
+	names := []string{OpenAIKeyVar, AnthropicKeyVar, GoogleKeyVar, GeminiKeyVar}
 	add := func(m *config.Model) {
 		if m != nil && m.TokenKey != "" {
 			names = append(names, m.TokenKey)
@@ -178,10 +184,16 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 		baseDefault = OllamaBaseURL
 	case "anthropic":
 		keyVar, baseEnv, baseDefault = AnthropicKeyVar, "ANTHROPIC_BASE_URL", AnthropicBaseURL
+	case "google":
+		keyVar, baseDefault = GoogleKeyVar, GeminiBaseURL
+		if m.TokenKey == "" && getenv(GoogleKeyVar) == "" && getenv(GeminiKeyVar) != "" {
+			keyVar = GeminiKeyVar
+		}
 	default:
-		// An OpenAI-compatible preset (config.Presets): config filled its
-		// base URL and key variable (none for dmr); no OPENAI_* fallback.
-		if m.API != "openai" {
+		// An OpenAI-compatible preset (config.Presets) or a providers:
+		// entry: config filled its base URL and key variable (none for dmr
+		// or an entry without token_key); no OPENAI_* fallback.
+		if m.API != "openai" && m.API != config.APIResponses {
 			return nil, fmt.Errorf("model %s: unknown provider %q (valid: openai, anthropic, ollama, script)", m.Name, m.Provider)
 		}
 	}
@@ -192,6 +204,9 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	if keyVar != "" {
 		key = getenv(keyVar)
 		if key == "" && !replay {
+			if m.Provider == "google" && m.TokenKey == "" {
+				keyVar = GoogleKeyVar + " or " + GeminiKeyVar
+			}
 			return nil, &MissingKeyError{Model: m.Name, Var: keyVar}
 		}
 	}
@@ -225,9 +240,11 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	}
 	c.HTTPClient = sameOrigin(c.HTTPClient)
 	c.HTTPClient.Transport = provider.LimitBodies(c.HTTPClient.Transport, c.MaxTurn(), provider.MaxErrorBody)
-	switch m.Provider {
-	case "anthropic":
+	switch {
+	case m.Provider == "anthropic":
 		return anthropic.New(c)
+	case m.Provider == "google":
+		return gemini.New(c)
 	default:
 		return openai.New(m.Provider, c), nil
 	}
