@@ -245,6 +245,8 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 		return anthropic.New(c)
 	case m.Provider == "google":
 		return gemini.New(c)
+	case m.API == config.APIResponses:
+		return openai.NewResponses(m.Provider, c)
 	default:
 		return openai.New(m.Provider, c), nil
 	}

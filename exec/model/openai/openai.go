@@ -43,6 +43,7 @@ type Model struct {
 	svc       oa.ChatCompletionService
 	reasoning bool
 	attempts  atomic.Int32 // HTTP attempts of the current request
+	opts      []option.RequestOption
 }
 
 // New returns the model c describes. name labels errors ("openai", "ollama").
@@ -61,6 +62,7 @@ func New(name string, c provider.Config) *Model {
 		m.attempts.Add(1)
 		return next(r)
 	}))
+	m.opts = opts
 	// NewChatCompletionService, unlike NewClient, reads nothing from the
 	// environment.
 	m.svc = oa.NewChatCompletionService(opts...)
@@ -124,6 +126,12 @@ func (m *Model) Params(req exec.Request) (oa.ChatCompletionNewParams, error) {
 	}
 	if tb := cm.ThinkingBudget; tb != nil {
 		p.ReasoningEffort = Effort(tb.Effort, tb.Tokens)
+	}
+	if cm.FrequencyPenalty != nil {
+		p.FrequencyPenalty = param.NewOpt(*cm.FrequencyPenalty)
+	}
+	if cm.PresencePenalty != nil {
+		p.PresencePenalty = param.NewOpt(*cm.PresencePenalty)
 	}
 	if req.System != "" {
 		p.Messages = append(p.Messages, oa.SystemMessage(req.System))
