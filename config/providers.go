@@ -89,7 +89,7 @@ var (
 	providerOptKeys            = []string{"api_type", "interleaved_thinking"}
 	unsupportedProviderOptKeys = []string{
 		"project", "location", // google: Vertex AI
-		"api_version",                                      // azure
+		"api_version",                                        // azure
 		"region", "profile", "role_arn", "role_session_name", // bedrock
 		"external_id", "endpoint_url", "disable_prompt_caching",
 		"runtime_flags", "speculative_draft_model", "speculative_num_tokens", // dmr

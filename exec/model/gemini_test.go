@@ -99,7 +99,7 @@ func geminiModel(t *testing.T, cfg *config.Model, o model.Options) exec.Model {
 }
 
 const (
-	geminiCall = `{"candidates":[{"content":{"parts":[{"thought":true,"text":"Let me list."},{"functionCall":{"name":"shell","args":{"cmd":"ls"}},"thoughtSignature":"c2lnLTE="}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":30,"candidatesTokenCount":5,"thoughtsTokenCount":7,"totalTokenCount":42},"modelVersion":"gemini-2.5-flash"}`
+	geminiCall  = `{"candidates":[{"content":{"parts":[{"thought":true,"text":"Let me list."},{"functionCall":{"name":"shell","args":{"cmd":"ls"}},"thoughtSignature":"c2lnLTE="}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":30,"candidatesTokenCount":5,"thoughtsTokenCount":7,"totalTokenCount":42},"modelVersion":"gemini-2.5-flash"}`
 	geminiText1 = `{"candidates":[{"content":{"parts":[{"text":"All "}],"role":"model"},"index":0}]}`
 	geminiText2 = `{"candidates":[{"content":{"parts":[{"text":"good."}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":50,"candidatesTokenCount":2,"totalTokenCount":52}}`
 )

@@ -299,8 +299,8 @@ func TestOllama(t *testing.T) {
 }
 
 func TestUnknownProvider(t *testing.T) {
-	_, err := model.New(&config.Model{Name: "m", Provider: "google"}, model.Options{})
-	if err == nil || !strings.Contains(err.Error(), "google") {
+	_, err := model.New(&config.Model{Name: "m", Provider: "vertex"}, model.Options{})
+	if err == nil || !strings.Contains(err.Error(), "vertex") {
 		t.Fatal(err)
 	}
 }
