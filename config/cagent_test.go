@@ -380,9 +380,6 @@ func TestCagentUnsupported(t *testing.T) {
 	}
 	tool := func(ts string) string { return agent("    toolsets:\n      - " + ts + "\n") }
 	tests := map[string]string{
-		"model auto":         "agents:\n  root: {model: auto}\n",
-		"alloy ref":          "models:\n  a: {provider: openai, model: x}\n  b: {provider: openai, model: y}\nagents:\n  root: {model: \"a,b\"}\n",
-		"alloy model":        "models:\n  a: {provider: openai, model: \"x,y\"}\nagents:\n  root: {model: a}\n",
 		"rag top":            "rag:\n  docs: {}\n" + agent(""),
 		"env top":            "env: {A: b}\n" + agent(""),
 		"bedrock":            "models:\n  m: {provider: amazon-bedrock, model: x}\nagents:\n  root: {model: m}\n",
@@ -399,7 +396,6 @@ func TestCagentUnsupported(t *testing.T) {
 		"hooks":              agent("    hooks: {}\n"),
 		"structured_output":  agent("    structured_output: {}\n"),
 		"skills":             agent("    skills: true\n"),
-		"fallback":           agent("    fallback: {models: [a]}\n"),
 		"code_mode_tools":    agent("    code_mode_tools: true\n"),
 		"num_history_items":  agent("    num_history_items: 3\n"),
 		"add_description":    agent("    add_description_parameter: true\n"),

@@ -105,13 +105,19 @@ func (l *loader) model(name string, n *yaml.Node) *Model {
 			l.modelKey(m, key, v)
 		}
 	})
+	if providerNode == nil && modelNode != nil && strings.Contains(m.Model, ",") {
+		// An alloy model (cagent: no provider, comma-joined models);
+		// resolved when an agent names it.
+		m.alloyRef = m.Model
+		return m
+	}
 	if providerNode == nil {
 		l.errorf(n, "model %s has no provider; expected one of: %s", name, strings.Join(knownProviders(), ", "))
 	} else {
 		l.checkProvider(providerNode, m.Provider)
 	}
 	if modelNode != nil && strings.Contains(m.Model, ",") {
-		l.errorf(modelNode, "model %q: alloy models (several comma-joined models taking turns) are not supported by hitl; name one model", m.Model)
+		l.errorf(modelNode, "model %q: with a provider, model names one model; for an alloy (models taking turns) leave provider out", m.Model)
 	}
 	if m.Model == "" && m.Provider != "script" {
 		l.errorf(n, "model %s has no model: name the provider's model (e.g. gpt-4o-mini)", name)

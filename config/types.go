@@ -56,6 +56,12 @@ type Model struct {
 	ProviderOpts ProviderOpts
 	// Custom: Provider names an entry of the file's providers: map.
 	Custom bool
+	// Alloy, when set, are the models that take turns (cagent's alloy
+	// model, "a,b"); Provider and API are then "alloy".
+	Alloy []*Model
+	// Fallback is the agent's fallback: models tried when this one fails.
+	Fallback *Fallback
+	alloyRef string // the references of an alloy model of models:
 	// Script is the script provider's list of assistant turns.
 	Script []ScriptEntry
 	Pos    Pos

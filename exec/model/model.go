@@ -151,9 +151,21 @@ const (
 // inherit them.
 func KeyVars(cfg *config.Config) []string {
 	names := []string{OpenAIKeyVar, AnthropicKeyVar, GoogleKeyVar, GeminiKeyVar}
-	add := func(m *config.Model) {
-		if m != nil && m.TokenKey != "" {
+	var add func(m *config.Model)
+	add = func(m *config.Model) {
+		if m == nil {
+			return
+		}
+		if m.TokenKey != "" {
 			names = append(names, m.TokenKey)
+		}
+		for _, sub := range m.Alloy {
+			add(sub)
+		}
+		if m.Fallback != nil {
+			for _, sub := range m.Fallback.Models {
+				add(sub)
+			}
 		}
 	}
 	for _, m := range cfg.Models {
@@ -167,6 +179,12 @@ func KeyVars(cfg *config.Config) []string {
 
 // New returns the model m describes.
 func New(m *config.Model, o Options) (exec.Model, error) {
+	switch {
+	case len(m.Alloy) > 0:
+		return newAlloy(m, o)
+	case m.Fallback != nil:
+		return newFallback(m, o)
+	}
 	if m.Provider == "script" {
 		return script.New(m, o.Message), nil
 	}
