@@ -119,6 +119,7 @@ func (s *Server) next(r *http.Request) (Reply, bool) {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	format := s.formatOf(r)
 	rep, ok := s.next(r)
 	if !ok {
 		rep = Reply{Status: http.StatusInternalServerError, Message: "fakellm: no reply left", Header: map[string]string{"x-should-retry": "false"}}
@@ -129,7 +130,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if rep.Status != 0 && rep.Status != http.StatusOK {
 		body := rep.Body
 		if body == "" {
-			body = s.errorBody(rep.Status, rep.Message)
+			body = errorBody(format, rep.Status, rep.Message)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rep.Status)
@@ -148,12 +149,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.forever(w, r, rep.Forever)
 		return
 	}
-	var events []string
-	if s.Format == Anthropic {
-		events = AnthropicEvents(rep)
-	} else {
-		events = OpenAIEvents(rep)
-	}
+	events := Events(format, rep)
 	for i, ev := range events {
 		if rep.CutAfter > 0 && i == rep.CutAfter {
 			if fl != nil {
@@ -198,11 +194,14 @@ func (s *Server) forever(w http.ResponseWriter, r *http.Request, kind string) {
 	}
 }
 
-func (s *Server) errorBody(status int, msg string) string {
+func errorBody(format Format, status int, msg string) string {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	if s.Format == Anthropic {
+	if format == Gemini {
+		return geminiError(status, msg)
+	}
+	if format == Anthropic {
 		typ := map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 429: "rate_limit_error", 529: "overloaded_error"}[status]
 		if typ == "" {
 			typ = "api_error"
