@@ -114,9 +114,9 @@ func (a *Alloy) Restore(data json.RawMessage) error {
 // then on each fallback in order; an error not worth retrying (429, other
 // 4xx, a turn past its bound) moves to the next model at once. When the
 // first model failed that way and a fallback answered, the next turns start
-// at that fallback until Cooldown has passed. A cassette miss and the end
-// of the run's context are returned at once. When every model failed, the
-// last error is returned.
+// at that fallback until Cooldown has passed. The end of the run's context
+// is returned at once. When every model failed, the last error is
+// returned.
 type Fallback struct {
 	chain    []exec.Model
 	names    []string
@@ -148,8 +148,14 @@ func newFallback(m *config.Model, o Options) (*Fallback, error) {
 	return f, nil
 }
 
-// retryable reports whether err is worth another try on the same model.
+// retryable reports whether err is worth another try on the same model. A
+// cassette miss is not: when a turn failed over while recording, the failed
+// request was not recorded, and the next model finds the recorded one.
 func retryable(err error) bool {
+	var miss *cassette.MissError
+	if errors.As(err, &miss) {
+		return false
+	}
 	var ae *APIError
 	if errors.As(err, &ae) {
 		return ae.Status >= 500 || ae.Status == http.StatusRequestTimeout
@@ -195,8 +201,7 @@ func (f *Fallback) Turn(ctx context.Context, req exec.Request) (exec.Turn, error
 				f.mu.Unlock()
 				return t, nil
 			}
-			var miss *cassette.MissError
-			if ctx.Err() != nil || errors.As(err, &miss) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return exec.Turn{}, err
 			}
 			lastErr = err
