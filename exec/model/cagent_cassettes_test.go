@@ -138,7 +138,7 @@ func replayGemini(t *testing.T, name, body string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := srv.reqs[0].path; p != "/v1beta/models/"+name+":streamGenerateContent" {
+	if p := srv.requests()[0].path; p != "/v1beta/models/"+name+":streamGenerateContent" {
 		t.Errorf("path %s", p)
 	}
 	if len(got.Message.ToolCalls) != len(want.Message.ToolCalls) {

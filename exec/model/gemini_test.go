@@ -22,8 +22,9 @@ import (
 )
 
 // geminiServer speaks Gemini's streamGenerateContent (alt=sse): each
-// request gets the next of replies, a list of SSE data payloads (or a
-// status with a body). It keeps each request's path, key and body.
+// request gets the next of replies, a list of SSE data payloads, a raw
+// event stream (any format), or a status with a body. It keeps each
+// request's path, key (x-goog-api-key, else Authorization) and body.
 type geminiServer struct {
 	*httptest.Server
 	mu      sync.Mutex
@@ -36,6 +37,7 @@ type geminiReply struct {
 	header  map[string]string
 	body    string   // an error body
 	events  []string // data: payloads
+	raw     string   // the whole event-stream body, sent as it is
 	forever string   // an event sent until the client goes away
 }
 
@@ -51,7 +53,11 @@ func newGeminiServer(t *testing.T, replies ...geminiReply) *geminiServer {
 		var body map[string]any
 		_ = json.Unmarshal(data, &body)
 		s.mu.Lock()
-		s.reqs = append(s.reqs, geminiReq{r.URL.Path, r.URL.RawQuery, r.Header.Get("x-goog-api-key"), body})
+		key := r.Header.Get("x-goog-api-key")
+		if key == "" {
+			key = r.Header.Get("Authorization")
+		}
+		s.reqs = append(s.reqs, geminiReq{r.URL.Path, r.URL.RawQuery, key, body})
 		if len(s.replies) == 0 {
 			s.mu.Unlock()
 			http.Error(w, `{"error":{"code":500,"message":"no more replies","status":"INTERNAL"}}`, 500)
@@ -70,6 +76,7 @@ func newGeminiServer(t *testing.T, replies ...geminiReply) *geminiServer {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, rep.raw)
 		for _, e := range rep.events {
 			fmt.Fprintf(w, "data: %s\r\n\r\n", e)
 		}

@@ -3,12 +3,8 @@ package model_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hitl-dev/hitl/config"
@@ -16,36 +12,14 @@ import (
 	"github.com/hitl-dev/hitl/exec/model"
 )
 
-// sseServer answers each POST with the next recorded SSE body and keeps
-// each request's path, Authorization and body.
-type sseServer struct {
-	*httptest.Server
-	mu     sync.Mutex
-	bodies []string
-	reqs   []geminiReq
-}
-
-func newSSEServer(t *testing.T, bodies ...string) *sseServer {
-	s := &sseServer{bodies: bodies}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		data, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		_ = json.Unmarshal(data, &body)
-		s.mu.Lock()
-		s.reqs = append(s.reqs, geminiReq{path: r.URL.Path, query: r.URL.RawQuery, key: r.Header.Get("Authorization"), body: body})
-		if len(s.bodies) == 0 {
-			s.mu.Unlock()
-			http.Error(w, `{"error":{"message":"no more replies"}}`, 500)
-			return
-		}
-		b := s.bodies[0]
-		s.bodies = s.bodies[1:]
-		s.mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, b)
-	}))
-	t.Cleanup(s.Close)
-	return s
+// newSSEServer answers each request with the next of bodies, a whole
+// event stream.
+func newSSEServer(t *testing.T, bodies ...string) *geminiServer {
+	var replies []geminiReply
+	for _, b := range bodies {
+		replies = append(replies, geminiReply{raw: b})
+	}
+	return newGeminiServer(t, replies...)
 }
 
 func sse(events ...string) string {
@@ -102,7 +76,7 @@ func TestResponsesAPI(t *testing.T) {
 	if err != nil || t2.Message.Text != "a.txt is there" || t2.Usage.InputTokens != 40 {
 		t.Fatalf("turn 2 %+v err %v", t2, err)
 	}
-	reqs := srv.reqs
+	reqs := srv.requests()
 	if len(reqs) != 2 || reqs[0].path != "/v1/responses" || reqs[0].key != "Bearer gw-secret" {
 		t.Fatalf("requests %+v", reqs)
 	}
@@ -133,8 +107,8 @@ func TestResponsesFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = m.Turn(context.Background(), request())
-	if err == nil || !strings.Contains(err.Error(), "the model broke") || len(srv.reqs) != 1 {
-		t.Fatalf("err %v after %d requests", err, len(srv.reqs))
+	if err == nil || !strings.Contains(err.Error(), "the model broke") || len(srv.requests()) != 1 {
+		t.Fatalf("err %v after %d requests", err, len(srv.requests()))
 	}
 }
 

@@ -169,18 +169,27 @@ func (m *Model) Params(req exec.Request) (oa.ChatCompletionNewParams, error) {
 		if t.Description != "" {
 			fd.Description = param.NewOpt(t.Description)
 		}
-		if len(t.Parameters) > 0 {
-			var schema map[string]any
-			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
-				return p, fmt.Errorf("%s: tool %s: parameters: %w", m.name, t.Name, err)
-			}
-			fd.Parameters = schema
-		} else {
-			fd.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+		schema, err := m.schema(t)
+		if err != nil {
+			return p, err
 		}
+		fd.Parameters = schema
 		p.Tools = append(p.Tools, oa.ChatCompletionFunctionTool(fd))
 	}
 	return p, nil
+}
+
+// schema is a tool's parameters as a JSON object (an empty object schema
+// when it has none).
+func (m *Model) schema(t exec.ToolSpec) (map[string]any, error) {
+	if len(t.Parameters) == 0 {
+		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+		return nil, fmt.Errorf("%s: tool %s: parameters: %w", m.name, t.Name, err)
+	}
+	return schema, nil
 }
 
 // Turn sends the conversation and returns the assistant's turn.

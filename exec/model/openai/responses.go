@@ -86,11 +86,9 @@ func (m *Responses) ResponsesParams(req exec.Request) (responses.ResponseNewPara
 	}
 	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
 	for _, t := range req.Tools {
-		schema := map[string]any{"type": "object", "properties": map[string]any{}}
-		if len(t.Parameters) > 0 {
-			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
-				return p, fmt.Errorf("%s: tool %s: parameters: %w", m.name, t.Name, err)
-			}
+		schema, err := m.schema(t)
+		if err != nil {
+			return p, err
 		}
 		ft := responses.FunctionToolParam{Name: t.Name, Parameters: schema, Strict: param.NewOpt(false)}
 		if t.Description != "" {
