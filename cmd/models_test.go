@@ -31,7 +31,8 @@ func TestModelFor(t *testing.T) {
 		{root, []string{"openai/a", "openai/b"}, "openai/b http://gw/v1 GW", ""},
 		{root, []string{"nobody=openai/x"}, "", `no agent "nobody"`},
 		{root, []string{"gpt-4"}, "", "want PROVIDER/MODEL"},
-		{root, []string{"google/gemini"}, "", `provider "google" is not supported by hitl`},
+		{root, []string{"google/gemini-2.5-flash"}, "google/gemini-2.5-flash  ", ""},
+		{root, []string{"amazon-bedrock/claude"}, "", `provider "amazon-bedrock" is not supported by hitl`},
 		{root, []string{"bogus/x"}, "", `unknown provider "bogus"`},
 		{root, []string{"script/x"}, "", "script model needs its script"},
 	}
