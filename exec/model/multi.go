@@ -161,7 +161,8 @@ func retryable(err error) bool {
 		return ae.Status >= 500 || ae.Status == http.StatusRequestTimeout
 	}
 	var tl *TooLargeError
-	if errors.As(err, &tl) {
+	var long *TooLongError
+	if errors.As(err, &tl) || errors.As(err, &long) {
 		return false
 	}
 	var se *StreamError

@@ -72,10 +72,9 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func retryable(res *http.Response, err error) bool {
 	if err != nil {
-		if _, ok := provider.AsTooLarge(err, ""); ok {
-			return false
-		}
-		return !isContext(err)
+		// A dropped connection or a silent server (a net.Error), not a
+		// response past a bound or past its time.
+		return !isContext(err) && provider.IsCut(err)
 	}
 	switch {
 	case res.StatusCode == http.StatusRequestTimeout, res.StatusCode == http.StatusTooManyRequests:
