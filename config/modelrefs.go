@@ -109,6 +109,7 @@ func (l *loader) modelRef(a *Agent, n *yaml.Node, ref string, models map[string]
 			}
 			m.Alloy, m.Provider, m.API = am.Alloy, am.Provider, am.API
 		}
+		l.resolveRoutes(a, m, models, depth)
 		return m
 	}
 	switch {
@@ -162,4 +163,63 @@ func withFallback(m *Model, f *Fallback) *Model {
 	c := *m
 	c.Fallback = f
 	return &c
+}
+
+// Route is one routing: rule: the model its examples send turns to.
+type Route struct {
+	Model    *Model
+	Examples []string
+}
+
+type routeRef struct {
+	ref      string
+	node     *yaml.Node
+	examples []string
+}
+
+// routing reads a model's routing: list; its models are resolved when an
+// agent names the model (models: may define them later).
+func (l *loader) routing(m *Model, n *yaml.Node) {
+	mappings(l, n, "a list of routing rules", "a routing rule with model and examples", func(r *yaml.Node) bool {
+		rr := routeRef{node: r}
+		l.eachKey(r, "routing key", []string{"model", "examples"}, nil, func(key string, k, v *yaml.Node) {
+			switch key {
+			case "model":
+				rr.ref, rr.node = l.str(v), v
+			case "examples":
+				rr.examples = l.strings(v)
+			}
+		})
+		switch {
+		case rr.ref == "":
+			l.errorf(r, "a routing rule needs model: (a key of models: or provider/model)")
+		case len(rr.examples) == 0:
+			l.errorf(r, "routing rule for %s has no examples: list phrases that should go to it", rr.ref)
+		}
+		m.routeRefs = append(m.routeRefs, rr)
+		return true
+	})
+	if len(m.routeRefs) == 0 && n.Kind == yaml.SequenceNode {
+		l.errorf(n, "routing is empty; list rules ({model, examples}) or remove it")
+	}
+}
+
+// resolveRoutes resolves a routed model's rules once.
+func (l *loader) resolveRoutes(a *Agent, m *Model, models map[string]*Model, depth int) {
+	if len(m.routeRefs) == 0 || m.Routing != nil {
+		return
+	}
+	m.Routing = []Route{}
+	m.routing = true
+	defer func() { m.routing = false }()
+	for _, rr := range m.routeRefs {
+		sub := l.modelRef(a, rr.node, rr.ref, models, depth+1)
+		if sub != nil && sub.routing {
+			l.errorf(rr.node, "routing rule model %s routes back to %s (a cycle); route to a model without routing", rr.ref, sub.Name)
+			continue
+		}
+		if sub != nil {
+			m.Routing = append(m.Routing, Route{Model: sub, Examples: rr.examples})
+		}
+	}
 }

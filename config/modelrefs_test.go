@@ -108,3 +108,37 @@ agents:
 		t.Errorf("err %v", err)
 	}
 }
+
+// routing: rules resolved like model references, in any order of models:;
+// a cycle or a rule without examples is an error where it is written.
+func TestRoutingConfig(t *testing.T) {
+	src := `models:
+  router:
+    provider: openai
+    model: gpt-4o-mini
+    routing:
+      - {model: coder, examples: [fix the bug]}
+      - {model: anthropic/claude, examples: [write a poem]}
+  coder: {provider: openai, model: gpt-4o}
+agents:
+  root: {model: router}
+`
+	cfg, err := Parse("a.yaml", []byte(src), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.Agents[0].Model.Routing
+	if len(r) != 2 || r[0].Model.Name != "coder" || r[1].Model.Provider != "anthropic" || r[1].Examples[0] != "write a poem" {
+		t.Fatalf("routes %+v", r)
+	}
+	for _, c := range []struct{ src, want string }{
+		{"models:\n  a: {provider: openai, model: x, routing: [{model: b, examples: [x]}]}\n  b: {provider: openai, model: y, routing: [{model: a, examples: [y]}]}\nagents:\n  root: {model: a}\n",
+			"a.yaml:3:53: routing rule model a routes back to a (a cycle)"},
+		{"models:\n  a: {provider: openai, model: x, routing: [{model: openai/y}]}\nagents:\n  root: {model: a}\n", "a.yaml:2:45: routing rule for openai/y has no examples"},
+		{"models:\n  a: {provider: openai, model: x, routing: [{examples: [y]}]}\nagents:\n  root: {model: a}\n", "a routing rule needs model:"},
+	} {
+		if _, err := Parse("a.yaml", []byte(c.src), noEnv); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err %v\nwant %q", err, c.want)
+		}
+	}
+}

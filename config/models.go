@@ -30,8 +30,8 @@ var Presets = map[string]Preset{
 }
 
 var (
-	modelKeys            = []string{"provider", "model", "base_url", "token_key", "max_tokens", "temperature", "top_p", "thinking_budget", "script", "frequency_penalty", "presence_penalty", "provider_opts"}
-	unsupportedModelKeys = []string{"parallel_tool_calls", "track_usage", "routing", "structured_output", "env", "type"}
+	modelKeys            = []string{"provider", "model", "base_url", "token_key", "max_tokens", "temperature", "top_p", "thinking_budget", "script", "frequency_penalty", "presence_penalty", "provider_opts", "routing"}
+	unsupportedModelKeys = []string{"parallel_tool_calls", "track_usage", "structured_output", "env", "type"}
 	unsupportedProviders = []string{"amazon-bedrock", "azure", "gemini", "vertex", "bedrock"}
 	// efforts are cagent's thinking_budget words (besides none).
 	efforts = []string{"minimal", "low", "medium", "high"}

@@ -144,6 +144,8 @@ func (l *loader) modelKey(m *Model, key string, v *yaml.Node) {
 		m.PresencePenalty = l.penalty(v)
 	case "provider_opts":
 		l.providerOpts(m, v)
+	case "routing":
+		l.routing(m, v)
 	}
 }
 

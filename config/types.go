@@ -61,7 +61,12 @@ type Model struct {
 	Alloy []*Model
 	// Fallback is the agent's fallback: models tried when this one fails.
 	Fallback *Fallback
-	alloyRef string // the references of an alloy model of models:
+	// Routing sends a turn to the route whose examples match the last user
+	// message best (cagent's rule-based router); this model otherwise.
+	Routing   []Route
+	routeRefs []routeRef
+	routing   bool   // its routes are being resolved
+	alloyRef  string // the references of an alloy model of models:
 	// Script is the script provider's list of assistant turns.
 	Script []ScriptEntry
 	Pos    Pos

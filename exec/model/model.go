@@ -162,6 +162,9 @@ func KeyVars(cfg *config.Config) []string {
 		for _, sub := range m.Alloy {
 			add(sub)
 		}
+		for _, r := range m.Routing {
+			add(r.Model)
+		}
 		if m.Fallback != nil {
 			for _, sub := range m.Fallback.Models {
 				add(sub)
@@ -184,6 +187,8 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 		return newAlloy(m, o)
 	case m.Fallback != nil:
 		return newFallback(m, o)
+	case len(m.Routing) > 0:
+		return newRouter(m, o)
 	}
 	if m.Provider == "script" {
 		return script.New(m, o.Message), nil
