@@ -58,8 +58,11 @@ func ApplyPreset(m *Model) {
 	p, ok := Presets[m.Provider]
 	if !ok {
 		m.API = m.Provider
-		if m.Provider == "openai" && m.ProviderOpts.APIType != "" {
+		switch {
+		case m.Provider == "openai" && m.ProviderOpts.APIType != "":
 			m.API = apiOf(m.ProviderOpts.APIType)
+		case m.Provider == "openai" && ResponsesOnly(m.Model):
+			m.API = APIResponses
 		}
 		return
 	}

@@ -182,6 +182,17 @@ func (l *loader) applyProviderDef(m *Model) bool {
 	return true
 }
 
+// ResponsesOnly reports whether an OpenAI model is served only by the
+// Responses API (the codex and pro models), so provider openai speaks
+// that API to it unless provider_opts api_type says otherwise.
+func ResponsesOnly(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	return strings.Contains(m, "codex") || strings.HasSuffix(m, "-pro") || strings.Contains(m, "-pro-")
+}
+
 // apiOf is the client an api_type names.
 func apiOf(apiType string) string {
 	if apiType == APIResponses {

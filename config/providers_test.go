@@ -78,3 +78,20 @@ func TestProvidersErrors(t *testing.T) {
 		})
 	}
 }
+
+// The codex and pro models exist only in the Responses API: provider
+// openai speaks it to them; api_type openai_chatcompletions overrides.
+func TestResponsesOnlyModels(t *testing.T) {
+	for model, want := range map[string]string{"gpt-5-codex": APIResponses, "gpt-5.2-pro": APIResponses, "o1-pro-2025-03-19": APIResponses,
+		"gpt-5": "openai", "gpt-4o": "openai", "gpt-5-mini": "openai"} {
+		m := &Model{Provider: "openai", Model: model}
+		ApplyPreset(m)
+		if m.API != want {
+			t.Errorf("%s: API %q, want %q", model, m.API, want)
+		}
+	}
+	m := &Model{Provider: "openai", Model: "gpt-5-codex", ProviderOpts: ProviderOpts{APIType: APIChatCompletions}}
+	if ApplyPreset(m); m.API != "openai" {
+		t.Errorf("api_type override: %q", m.API)
+	}
+}
