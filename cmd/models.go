@@ -85,6 +85,7 @@ func parseModel(cfg *config.Config, current *config.Model, spec string) (*config
 	if current != nil && current.Provider == provider {
 		m := *current
 		m.Name, m.Model = spec, name
+		config.ApplyPreset(&m) // the API may change with the model (codex: Responses)
 		return &m, nil
 	}
 	m := &config.Model{Name: spec, Provider: provider, Model: name}

@@ -82,3 +82,15 @@ func TestSpinner(t *testing.T) {
 		t.Errorf("spinner drew %q", out)
 	}
 }
+
+// An override keeps the model's settings but takes the API its model
+// needs: a codex model speaks the Responses API.
+func TestModelOverrideAPI(t *testing.T) {
+	base := &config.Model{Name: "fast", Provider: "openai", API: "openai", Model: "gpt-4o-mini", BaseURL: "http://gw/v1", TokenKey: "GW"}
+	root := &config.Agent{Name: "root", Model: base}
+	cfg := &config.Config{Models: []*config.Model{base}, Agents: []*config.Agent{root}}
+	m, err := modelFor(cfg, root, []string{"openai/gpt-5-codex"})
+	if err != nil || m.API != config.APIResponses || m.BaseURL != "http://gw/v1" {
+		t.Fatalf("%+v %v", m, err)
+	}
+}
