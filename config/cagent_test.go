@@ -386,7 +386,7 @@ func TestCagentUnsupported(t *testing.T) {
 		"azure":              "models:\n  m: {provider: azure, model: x}\nagents:\n  root: {model: m}\n",
 		"provider_opts":      "models:\n  m: {provider: openai, model: x, provider_opts: {a: b}}\nagents:\n  root: {model: m}\n",
 		"vertex":             "models:\n  m: {provider: google, model: x, provider_opts: {project: p, location: l}}\nagents:\n  root: {model: m}\n",
-		"dmr opts":           "models:\n  m: {provider: dmr, model: x, provider_opts: {runtime_flags: -ub 1}}\nagents:\n  root: {model: m}\n",
+		"bedrock opts":       "models:\n  m: {provider: openai, model: x, provider_opts: {region: eu}}\nagents:\n  root: {model: m}\n",
 		"parallel":           "models:\n  m: {provider: openai, model: x, parallel_tool_calls: true}\nagents:\n  root: {model: m}\n",
 		"track_usage":        "models:\n  m: {provider: openai, model: x, track_usage: true}\nagents:\n  root: {model: m}\n",
 		"sub_agents":         agent("    sub_agents: [b]\n"),

@@ -35,8 +35,20 @@ type ProviderOpts struct {
 	// InterleavedThinking (anthropic) asks for tool calls during
 	// thinking (the interleaved-thinking beta).
 	InterleavedThinking bool
+	// DMR (dmr): the model's configuration Docker Model Runner is sent
+	// before the first turn.
+	DMR *DMROpts
 
-	apiTypeKey, interleavedKey *yaml.Node
+	apiTypeKey, interleavedKey, dmrKey *yaml.Node
+}
+
+// DMROpts are dmr's provider_opts: llama.cpp runtime flags and speculative
+// decoding (a draft model proposing tokens).
+type DMROpts struct {
+	RuntimeFlags   []string
+	DraftModel     string
+	NumTokens      int
+	AcceptanceRate float64
 }
 
 var providerKeys = []string{"api_type", "base_url", "token_key"}
@@ -86,14 +98,12 @@ func (l *loader) apiType(n *yaml.Node) string {
 // providerOptKeys are what cagent passes through, by provider; the ones hitl
 // implements are read, the others are "not supported by hitl".
 var (
-	providerOptKeys            = []string{"api_type", "interleaved_thinking"}
+	providerOptKeys            = []string{"api_type", "interleaved_thinking", "runtime_flags", "speculative_draft_model", "speculative_num_tokens", "speculative_acceptance_rate"}
 	unsupportedProviderOptKeys = []string{
 		"project", "location", // google: Vertex AI
 		"api_version",                                        // azure
 		"region", "profile", "role_arn", "role_session_name", // bedrock
 		"external_id", "endpoint_url", "disable_prompt_caching",
-		"runtime_flags", "speculative_draft_model", "speculative_num_tokens", // dmr
-		"speculative_acceptance_rate",
 	}
 )
 
@@ -118,6 +128,8 @@ func (l *loader) providerOpts(m *Model, n *yaml.Node) {
 		case "interleaved_thinking":
 			m.ProviderOpts.InterleavedThinking = l.boolean(v)
 			m.ProviderOpts.interleavedKey = k
+		default:
+			l.dmrOpt(m, key, k, v)
 		}
 	})
 }
@@ -131,6 +143,38 @@ func (l *loader) checkProviderOpts(m *Model) {
 	}
 	if k := o.interleavedKey; k != nil && m.Provider != "anthropic" {
 		l.errorf(k, "provider_opts interleaved_thinking applies to provider anthropic, not %q", m.Provider)
+	}
+	if k := o.dmrKey; k != nil && m.Provider != "dmr" {
+		l.errorf(k, "provider_opts %s applies to provider dmr, not %q", k.Value, m.Provider)
+	}
+}
+
+// dmrOpt reads one of dmr's provider_opts (cagent's forms: runtime_flags
+// a list or a string of flags split at spaces and commas).
+func (l *loader) dmrOpt(m *Model, key string, k, v *yaml.Node) {
+	o := &m.ProviderOpts
+	if o.DMR == nil {
+		o.DMR = &DMROpts{}
+	}
+	o.dmrKey = k
+	switch key {
+	case "runtime_flags":
+		if v.Kind == yaml.SequenceNode {
+			o.DMR.RuntimeFlags = l.strings(v)
+		} else {
+			o.DMR.RuntimeFlags = strings.Fields(strings.ReplaceAll(l.scalar(v), ",", " "))
+		}
+	case "speculative_draft_model":
+		o.DMR.DraftModel = l.str(v)
+	case "speculative_num_tokens":
+		o.DMR.NumTokens = int(l.integer(v, 1))
+	case "speculative_acceptance_rate":
+		if f := l.float(v); f != nil {
+			if *f < 0 || *f > 1 {
+				l.errorf(v, "speculative_acceptance_rate is between 0 and 1, got %v", *f)
+			}
+			o.DMR.AcceptanceRate = *f
+		}
 	}
 }
 

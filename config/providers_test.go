@@ -95,3 +95,25 @@ func TestResponsesOnlyModels(t *testing.T) {
 		t.Errorf("api_type override: %q", m.API)
 	}
 }
+
+// dmr's provider_opts in cagent's forms; on another provider an error.
+func TestDMRProviderOpts(t *testing.T) {
+	src := "models:\n  q: {provider: dmr, model: ai/qwen3, provider_opts: {runtime_flags: \"-ub 1024, --temp 0.5\", speculative_draft_model: ai/small, speculative_num_tokens: 16, speculative_acceptance_rate: 0.8}}\nagents:\n  root: {model: q}\n"
+	cfg, err := Parse("a.yaml", []byte(src), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DMROpts{RuntimeFlags: []string{"-ub", "1024", "--temp", "0.5"}, DraftModel: "ai/small", NumTokens: 16, AcceptanceRate: 0.8}
+	if got := cfg.Models[0].ProviderOpts.DMR; got == nil || strings.Join(got.RuntimeFlags, " ") != strings.Join(want.RuntimeFlags, " ") ||
+		got.DraftModel != want.DraftModel || got.NumTokens != 16 || got.AcceptanceRate != 0.8 {
+		t.Errorf("dmr opts %+v", got)
+	}
+	for _, c := range []struct{ src, want string }{
+		{"models:\n  m: {provider: openai, model: x, provider_opts: {speculative_num_tokens: 4}}\nagents:\n  root: {model: m}\n", `provider_opts speculative_num_tokens applies to provider dmr, not "openai"`},
+		{"models:\n  m: {provider: dmr, model: x, provider_opts: {speculative_acceptance_rate: 2}}\nagents:\n  root: {model: m}\n", "speculative_acceptance_rate is between 0 and 1"},
+	} {
+		if _, err := Parse("a.yaml", []byte(c.src), noEnv); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err %v, want %q", err, c.want)
+		}
+	}
+}

@@ -270,6 +270,8 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 		return gemini.New(c)
 	case m.API == config.APIResponses:
 		return openai.NewResponses(m.Provider, c)
+	case m.Provider == "dmr" && m.ProviderOpts.DMR != nil:
+		return newDMRConfigured(openai.New(m.Provider, c), m, base, c.HTTPClient)
 	default:
 		return openai.New(m.Provider, c), nil
 	}
