@@ -61,7 +61,10 @@ func (l *loader) autoModel(n *yaml.Node) *Model {
 		l.errorf(n, "model: auto picks Vertex AI (GOOGLE_GENAI_USE_VERTEXAI is set), which is not supported by hitl; name a model")
 		return nil
 	}
-	m := &Model{Name: "auto", Provider: provider, Model: name, MaxTokens: &maxTokens, Pos: pos(n)}
+	m := &Model{Name: "auto", Provider: provider, Model: name, MaxTokens: &maxTokens, Pos: pos(n), Auto: "no provider key is set"}
+	if why != "" {
+		m.Auto = why + " is set"
+	}
 	ApplyPreset(m)
 	return m
 }

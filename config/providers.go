@@ -138,6 +138,9 @@ func (l *loader) providerOpts(m *Model, n *yaml.Node) {
 // (it would be accepted and ignored).
 func (l *loader) checkProviderOpts(m *Model) {
 	o := m.ProviderOpts
+	if UnsupportedProvider(m.Provider) {
+		return // the provider's own error says enough
+	}
 	if k := o.apiTypeKey; k != nil && m.Provider != "openai" && l.providerDefs[m.Provider] == nil {
 		l.errorf(k, "provider_opts api_type applies to provider openai and to providers: entries, not %q", m.Provider)
 	}

@@ -65,8 +65,11 @@ type Model struct {
 	// message best (cagent's rule-based router); this model otherwise.
 	Routing   []Route
 	routeRefs []routeRef
-	routing   bool   // its routes are being resolved
-	alloyRef  string // the references of an alloy model of models:
+	routing   bool // its routes are being resolved
+	// Auto, for model: auto, says why it is this model ("OPENAI_API_KEY is
+	// set").
+	Auto     string
+	alloyRef string // the references of an alloy model of models:
 	// Script is the script provider's list of assistant turns.
 	Script []ScriptEntry
 	Pos    Pos
