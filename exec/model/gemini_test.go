@@ -233,7 +233,7 @@ func TestGeminiKeys(t *testing.T) {
 		{env: map[string]string{"GOOGLE_API_KEY": "g", "GEMINI_API_KEY": "m"}, want: "g"},
 		{env: map[string]string{"GEMINI_API_KEY": "m"}, want: "m"},
 		{env: map[string]string{"GOOGLE_API_KEY": "g", "MY_KEY": "mine"}, tokenKey: "MY_KEY", want: "mine"},
-		{env: map[string]string{}, missing: "GOOGLE_API_KEY or GEMINI_API_KEY"},
+		{env: map[string]string{}, missing: "GOOGLE_API_KEY"},
 		{env: map[string]string{"GOOGLE_API_KEY": "g"}, tokenKey: "MY_KEY", missing: "MY_KEY"},
 	}
 	for i, c := range cases {

@@ -90,10 +90,15 @@ type Options struct {
 type MissingKeyError struct {
 	Model string // the model's name in the agent file
 	Var   string
+	Alt   string // another variable that would do (google: GEMINI_API_KEY)
 }
 
 func (e *MissingKeyError) Error() string {
-	return fmt.Sprintf("model %s: the environment variable %s is not set (it holds the API key; token_key names it)", e.Model, e.Var)
+	v := e.Var
+	if e.Alt != "" {
+		v += " (or " + e.Alt + ")"
+	}
+	return fmt.Sprintf("model %s: the environment variable %s is not set (it holds the API key; token_key names it)", e.Model, v)
 }
 
 // APIError is an error status from a provider, with the provider's message.
@@ -227,10 +232,11 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	if keyVar != "" {
 		key = getenv(keyVar)
 		if key == "" && !replay {
+			e := &MissingKeyError{Model: m.Name, Var: keyVar}
 			if m.Provider == "google" && m.TokenKey == "" {
-				keyVar = GoogleKeyVar + " or " + GeminiKeyVar
+				e.Alt = GeminiKeyVar
 			}
-			return nil, &MissingKeyError{Model: m.Name, Var: keyVar}
+			return nil, e
 		}
 	}
 	base := m.BaseURL

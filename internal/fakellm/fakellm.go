@@ -146,7 +146,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rep.Forever != "" {
-		s.forever(w, r, rep.Forever)
+		s.forever(w, r, format, rep.Forever)
 		return
 	}
 	events := Events(format, rep)
@@ -166,19 +166,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 
 // forever streams the start of a text turn, then (kind "text") text deltas
 // or (kind "line") the bytes of one line, until the client goes away.
-func (s *Server) forever(w http.ResponseWriter, r *http.Request, kind string) {
+func (s *Server) forever(w http.ResponseWriter, r *http.Request, format Format, kind string) {
 	chunk := strings.Repeat("x", 64<<10)
-	var head, next string
-	if s.Format == Anthropic {
-		ev := AnthropicEvents(Reply{Text: []string{chunk}})
-		head, next = ev[0]+ev[1]+ev[2], ev[3]
-	} else {
-		ev := OpenAIEvents(Reply{Text: []string{chunk}})
-		head, next = ev[0], ev[1]
-	}
+	head, next, line := foreverParts(format, chunk)
 	if kind == "line" {
 		next = chunk
-		head += "data: {\"type\":\"content_block_delta\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\""
+		head += line
 	}
 	fl, _ := w.(http.Flusher)
 	if _, err := io.WriteString(w, head); err != nil {

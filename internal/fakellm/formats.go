@@ -137,6 +137,22 @@ func ResponsesEvents(rep Reply) []string {
 	return out
 }
 
+// foreverParts are, for a stream of text that never ends: the events before
+// the first text delta, one text delta event, and the start of a text delta
+// data line (for a line that never ends).
+func foreverParts(f Format, chunk string) (head, next, line string) {
+	ev := Events(f, Reply{Text: []string{chunk}})
+	switch f {
+	case Anthropic:
+		return ev[0] + ev[1] + ev[2], ev[3], `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`
+	case Gemini:
+		return "", ev[0], `data: {"candidates":[{"index":0,"content":{"role":"model","parts":[{"text":"`
+	case Responses:
+		return ev[0] + ev[1], ev[2], `data: {"type":"response.output_text.delta","output_index":0,"item_id":"msg_fake","content_index":0,"delta":"`
+	}
+	return ev[0], ev[1], `data: {"type":"content_block_delta","choices":[{"index":0,"delta":{"content":"`
+}
+
 // geminiError is Gemini's error body.
 func geminiError(status int, msg string) string {
 	st := map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}[status]

@@ -59,7 +59,12 @@ type Model struct {
 func New(c provider.Config) (*Model, error) {
 	m := &Model{cfg: c}
 	client := *c.HTTPClient
-	m.rt = &retryTransport{next: client.Transport, retries: c.Retries(), delayCap: c.RetryDelayCap(), firstDelay: c.TurnRetryDelay}
+	next := client.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	lines := wholeLines{next: next, limit: c.MaxTurn()}
+	m.rt = &retryTransport{next: lines, retries: c.Retries(), delayCap: c.RetryDelayCap(), firstDelay: c.TurnRetryDelay}
 	client.Transport = m.rt
 	key := c.APIKey
 	if key == "" {
