@@ -305,6 +305,14 @@ func TestGeminiRetries(t *testing.T) {
 			t.Fatalf("turn %+v err %v after %d requests", tr, err, len(srv.requests()))
 		}
 	})
+	t.Run("malformed line", func(t *testing.T) {
+		huge := `{"candidates":[` + strings.Repeat("x", 1<<20) + "\x1b]0;title\x07"
+		srv := newGeminiServer(t, geminiReply{events: []string{huge}})
+		_, err := geminiModel(t, geminiCfg(srv.URL), fastOpts(env(map[string]string{"GOOGLE_API_KEY": "k"}))).Turn(context.Background(), request())
+		if err == nil || !strings.Contains(err.Error(), "google: malformed stream") || len(err.Error()) > 1000 || strings.ContainsRune(err.Error(), 0x1b) {
+			t.Fatalf("err (%d bytes) %.300q", len(err.Error()), err)
+		}
+	})
 	t.Run("safety stop", func(t *testing.T) {
 		srv := newGeminiServer(t, geminiReply{events: []string{`{"candidates":[{"finishReason":"SAFETY","index":0}]}`}})
 		_, err := geminiModel(t, geminiCfg(srv.URL), fastOpts(env(map[string]string{"GOOGLE_API_KEY": "k"}))).Turn(context.Background(), request())

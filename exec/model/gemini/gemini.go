@@ -39,6 +39,7 @@ import (
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/model/cassette"
 	"github.com/hitl-dev/hitl/exec/model/internal/provider"
+	"github.com/hitl-dev/hitl/internal/termtext"
 )
 
 // Name labels the provider's errors.
@@ -374,5 +375,20 @@ func (m *Model) wrap(ctx context.Context, err error) error {
 	if provider.IsCut(err) {
 		return &provider.StreamError{Provider: Name, Err: err, Cut: true}
 	}
-	return &provider.StreamError{Provider: Name, Err: err}
+	return &provider.StreamError{Provider: Name, Err: shortError{err}}
 }
+
+// shortError is an SDK error whose message (which quotes the stream line
+// it could not read, up to the bound) is shortened and escaped for the
+// terminal.
+type shortError struct{ err error }
+
+func (e shortError) Error() string {
+	s, cut := termtext.Shorten(e.err.Error(), 500)
+	if cut > 0 {
+		s = fmt.Sprintf("%s (%d bytes cut)", s, cut)
+	}
+	return termtext.Line(s)
+}
+
+func (e shortError) Unwrap() error { return e.err }
