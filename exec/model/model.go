@@ -8,10 +8,10 @@
 // environment defaults are never used, so an ambient key is never sent to a
 // base_url it was not named for. A missing key is a *MissingKeyError, returned
 // by New before any request (the CLI exits 2 naming the variable). The base
-// URL is the model's base_url, else OPENAI_BASE_URL / ANTHROPIC_BASE_URL
-// (openai / anthropic), else the provider's default
-// (https://api.openai.com/v1, http://localhost:11434/v1,
-// https://api.anthropic.com).
+// URL is the model's base_url, else OPENAI_BASE_URL / ANTHROPIC_BASE_URL /
+// GOOGLE_GEMINI_BASE_URL (openai / anthropic / google), else the provider's
+// default (https://api.openai.com/v1, http://localhost:11434/v1,
+// https://api.anthropic.com, https://generativelanguage.googleapis.com/).
 //
 // Cassettes: set Options.Cassette (from cassette.Record or cassette.Replay)
 // and every request goes through it. When replaying, SDK retries are off and
@@ -213,7 +213,7 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	case "anthropic":
 		keyVar, baseEnv, baseDefault = AnthropicKeyVar, "ANTHROPIC_BASE_URL", AnthropicBaseURL
 	case "google":
-		keyVar, baseDefault = GoogleKeyVar, GeminiBaseURL
+		keyVar, baseEnv, baseDefault = GoogleKeyVar, "GOOGLE_GEMINI_BASE_URL", GeminiBaseURL
 		if m.TokenKey == "" && getenv(GoogleKeyVar) == "" && getenv(GeminiKeyVar) != "" {
 			keyVar = GeminiKeyVar
 		}

@@ -24,7 +24,7 @@ var formats = []struct {
 }{
 	{"openai", fakellm.OpenAI, "OPENAI_API_KEY", "OPENAI_BASE_URL"},
 	{"anthropic", fakellm.Anthropic, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"},
-	{"google", fakellm.Gemini, "GOOGLE_API_KEY", ""},
+	{"google", fakellm.Gemini, "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"},
 }
 
 func env(m map[string]string) func(string) string {
@@ -246,9 +246,6 @@ func TestKeys(t *testing.T) {
 
 func TestBaseURL(t *testing.T) {
 	for _, f := range formats {
-		if f.baseVar == "" {
-			continue // google: base_url only (TestGeminiToolCallRoundTrip)
-		}
 		t.Run(f.provider, func(t *testing.T) {
 			srv := fakellm.New(f.format, fakellm.Reply{Text: []string{"ok"}, Repeat: true})
 			defer srv.Close()
@@ -258,10 +255,7 @@ func TestBaseURL(t *testing.T) {
 			if _, err := newModel(t, f.provider, "", o).Turn(context.Background(), request()); err != nil {
 				t.Fatal(err)
 			}
-			want := "/chat/completions"
-			if f.provider == "anthropic" {
-				want = "/v1/messages"
-			}
+			want := map[string]string{"openai": "/chat/completions", "anthropic": "/v1/messages", "google": "/v1beta/models/test-model:streamGenerateContent"}[f.provider]
 			if p := srv.Requests()[0].Path; p != want {
 				t.Errorf("path %q, want %q", p, want)
 			}
