@@ -11,13 +11,16 @@ import (
 
 // cmdLLM runs a local fake model API for the script (internal/fakellm):
 //
-//	llm openai|anthropic REPLIES.json   start it with the scripted replies (a JSON
-//	                                    array of fakellm.Reply); $LLM_URL is its URL
+//	llm openai|anthropic|google|responses|any REPLIES.json
+//	                                    start it with the scripted replies (a JSON
+//	                                    array of fakellm.Reply) in that wire format
+//	                                    (any: as each request's path names it);
+//	                                    $LLM_URL is its URL
 //	llm requests FILE                   write the requests it got, one JSON line each
 //	llm stop                            stop it (the next requests fail)
 func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: llm openai|anthropic REPLIES.json | llm requests FILE | llm stop")
+		ts.Fatalf("usage: llm openai|anthropic|google|responses|any REPLIES.json | llm requests FILE | llm stop")
 	}
 	h, _ := ts.Value(llmKey{}).(*llmHolder)
 	if h == nil {
@@ -25,16 +28,14 @@ func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	srv := h.srv
 	switch args[0] {
-	case "openai", "anthropic":
+	case "openai", "anthropic", "google", "responses", "any":
 		if len(args) != 2 {
 			ts.Fatalf("usage: llm %s REPLIES.json", args[0])
 		}
 		var replies []fakellm.Reply
 		ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[1])), &replies))
-		format := fakellm.OpenAI
-		if args[0] == "anthropic" {
-			format = fakellm.Anthropic
-		}
+		format := map[string]fakellm.Format{"openai": fakellm.OpenAI, "anthropic": fakellm.Anthropic,
+			"google": fakellm.Gemini, "responses": fakellm.Responses, "any": fakellm.Any}[args[0]]
 		if srv != nil {
 			srv.Close()
 		}

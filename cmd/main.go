@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"os/signal"
 	"syscall"
@@ -77,6 +79,10 @@ func Main() int {
 	// commands (yes | head would print "Broken pipe" errors); a caught one
 	// is reset to its default there.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// hitl logs nothing through the standard logger; the Gemini SDK does
+	// (warnings, every stream error), which would garble the terminal and
+	// --json output. hitl reports those errors itself.
+	log.SetOutput(io.Discard)
 	ctx, hard := run.WithHardExit(context.Background())
 	ctx, stop := signalContext(ctx, ios, hard)
 	defer stop()

@@ -74,7 +74,7 @@ func parseModel(cfg *config.Config, current *config.Model, spec string) (*config
 	}
 	_, preset := config.Presets[provider]
 	switch {
-	case provider == "openai", provider == "anthropic", provider == "ollama", preset:
+	case provider == "openai", provider == "anthropic", provider == "google", provider == "ollama", preset:
 	case provider == "script":
 		return nil, errors.New("a script model needs its script: define it under models: and name its key")
 	case config.UnsupportedProvider(provider):
@@ -85,6 +85,7 @@ func parseModel(cfg *config.Config, current *config.Model, spec string) (*config
 	if current != nil && current.Provider == provider {
 		m := *current
 		m.Name, m.Model = spec, name
+		config.ApplyPreset(&m) // the API may change with the model (codex: Responses)
 		return &m, nil
 	}
 	m := &config.Model{Name: spec, Provider: provider, Model: name}
@@ -93,9 +94,9 @@ func parseModel(cfg *config.Config, current *config.Model, spec string) (*config
 }
 
 // overrideProviders are the providers --model PROVIDER/MODEL accepts:
-// openai, anthropic, ollama and the OpenAI-compatible presets.
+// openai, anthropic, google, ollama and the OpenAI-compatible presets.
 func overrideProviders() []string {
-	list := []string{"openai", "anthropic", "ollama"}
+	list := []string{"openai", "anthropic", "google", "ollama"}
 	presets := make([]string, 0, len(config.Presets))
 	for p := range config.Presets {
 		presets = append(presets, p)

@@ -31,7 +31,8 @@ func TestModelFor(t *testing.T) {
 		{root, []string{"openai/a", "openai/b"}, "openai/b http://gw/v1 GW", ""},
 		{root, []string{"nobody=openai/x"}, "", `no agent "nobody"`},
 		{root, []string{"gpt-4"}, "", "want PROVIDER/MODEL"},
-		{root, []string{"google/gemini"}, "", `provider "google" is not supported by hitl`},
+		{root, []string{"google/gemini-2.5-flash"}, "google/gemini-2.5-flash  ", ""},
+		{root, []string{"amazon-bedrock/claude"}, "", `provider "amazon-bedrock" is not supported by hitl`},
 		{root, []string{"bogus/x"}, "", `unknown provider "bogus"`},
 		{root, []string{"script/x"}, "", "script model needs its script"},
 	}
@@ -79,5 +80,17 @@ func TestSpinner(t *testing.T) {
 	out := w.b.String()
 	if !strings.Contains(out, "waiting for the model") || !strings.Contains(out, "the model is writing") || !strings.HasSuffix(out, "\r\x1b[K") {
 		t.Errorf("spinner drew %q", out)
+	}
+}
+
+// An override keeps the model's settings but takes the API its model
+// needs: a codex model speaks the Responses API.
+func TestModelOverrideAPI(t *testing.T) {
+	base := &config.Model{Name: "fast", Provider: "openai", API: "openai", Model: "gpt-4o-mini", BaseURL: "http://gw/v1", TokenKey: "GW"}
+	root := &config.Agent{Name: "root", Model: base}
+	cfg := &config.Config{Models: []*config.Model{base}, Agents: []*config.Agent{root}}
+	m, err := modelFor(cfg, root, []string{"openai/gpt-5-codex"})
+	if err != nil || m.API != config.APIResponses || m.BaseURL != "http://gw/v1" {
+		t.Fatalf("%+v %v", m, err)
 	}
 }

@@ -50,6 +50,9 @@ func validateRun(opts *ValidateOptions) error {
 			if a.WelcomeMessage != "" {
 				fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: welcome_message is accepted but not used by hitl\n", file, a.Pos.Line, a.Pos.Col)
 			}
+			if m := a.Model; m != nil && m.Auto != "" {
+				fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: model: auto is %s/%s (%s)\n", file, m.Pos.Line, m.Pos.Col, m.Provider, m.Model, m.Auto)
+			}
 		}
 	}
 	if failed > 0 {

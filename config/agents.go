@@ -11,8 +11,8 @@ import (
 )
 
 var (
-	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files"}
-	unsupportedAgentKeys = []string{"sub_agents", "handoffs", "rag", "hooks", "structured_output", "skills", "fallback", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
+	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files", "fallback"}
+	unsupportedAgentKeys = []string{"sub_agents", "handoffs", "rag", "hooks", "structured_output", "skills", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
 )
 
 func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
@@ -20,11 +20,13 @@ func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
 	if !l.want(n, yaml.MappingNode, "an agent mapping with model and instruction") {
 		return a
 	}
-	var modelNode *yaml.Node
+	var modelNode, fallbackNode *yaml.Node
 	l.eachKey(n, "agent key", agentKeys, unsupportedAgentKeys, func(key string, kn, v *yaml.Node) {
 		switch key {
 		case "model":
 			modelNode = v
+		case "fallback":
+			fallbackNode = v
 		case "description":
 			a.Description = l.scalar(v)
 		case "instruction":
@@ -46,6 +48,9 @@ func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
 		}
 	})
 	a.Model = l.resolveModel(a, k, modelNode, models)
+	if fallbackNode != nil {
+		a.Model = withFallback(a.Model, l.fallback(a, fallbackNode, models))
+	}
 	l.checkToolNames(a)
 	l.checkServers(a)
 	return a
@@ -116,25 +121,20 @@ func (l *loader) resolveModel(a *Agent, k, n *yaml.Node, models map[string]*Mode
 		l.errorf(k, "agent %s has no model: name a key of models: or write provider/model", a.Name)
 		return nil
 	}
-	ref := l.str(n)
-	if m, ok := models[ref]; ok {
-		return m
-	}
-	switch {
-	case ref == "auto":
-		l.errorf(n, "model: auto (cagent picks a model from the keys it finds) is not supported by hitl; name a key of models: or write provider/model")
-		return nil
-	case strings.Contains(ref, ","):
-		l.errorf(n, "model %q: alloy models (several comma-joined models taking turns) are not supported by hitl; name one model", ref)
-		return nil
-	}
+	return l.modelRef(a, n, l.str(n), models, 0)
+}
+
+// inlineModel resolves provider/model, or reports an unknown model name.
+func (l *loader) inlineModel(a *Agent, n *yaml.Node, ref string, models map[string]*Model) *Model {
 	if provider, name, ok := strings.Cut(ref, "/"); ok && provider != "" && name != "" {
 		l.checkProvider(n, provider)
 		if provider == "script" {
 			l.errorf(n, "an inline script model has no script; define it under models: with a script: list")
 		}
 		m := &Model{Name: ref, Provider: provider, Model: name, Pos: pos(n)}
-		ApplyPreset(m)
+		if !l.applyProviderDef(m) {
+			ApplyPreset(m)
+		}
 		return m
 	}
 	names := make([]string, 0, len(models))

@@ -18,8 +18,8 @@ import (
 // Top-level keys, and cagent's that hitl does not implement: named so the
 // error can say "not supported by hitl" instead of "unknown".
 var (
-	topKeys            = []string{"version", "models", "agents", "permissions", "metadata", "mcps"}
-	unsupportedTopKeys = []string{"rag", "providers", "env"}
+	topKeys            = []string{"version", "models", "agents", "permissions", "metadata", "mcps", "providers"}
+	unsupportedTopKeys = []string{"rag", "env"}
 	// Versions are the config versions cagent defines (pkg/config/v0..v6
 	// and latest).
 	Versions = []string{"0", "1", "2", "3", "4", "5", "6", "7"}
@@ -81,8 +81,8 @@ type loader struct {
 	// being read.
 	mcpDefs  map[string]*mcpDef
 	inMCPDef string
-	// customProviders are the keys of the (unsupported) providers: map.
-	customProviders map[string]bool
+	// providerDefs is the top-level providers: map.
+	providerDefs map[string]*ProviderDef
 }
 
 func pos(n *yaml.Node) Pos { return Pos{n.Line, n.Column} }
@@ -121,11 +121,8 @@ func (l *loader) parse(data []byte) {
 	}
 	var agentsNode, modelsNode, mcpsNode, permissionsNode *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		if k, v := root.Content[i], root.Content[i+1]; k.Value == "providers" && v.Kind == yaml.MappingNode {
-			l.customProviders = map[string]bool{}
-			for j := 0; j < len(v.Content); j += 2 {
-				l.customProviders[v.Content[j].Value] = true
-			}
+		if k, v := root.Content[i], root.Content[i+1]; k.Value == "providers" {
+			l.providerDefs = l.providers(v)
 		}
 	}
 	l.eachKey(root, "top-level key", topKeys, unsupportedTopKeys, func(key string, k, v *yaml.Node) {

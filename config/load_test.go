@@ -97,7 +97,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top key", "agent:\n  root: {model: openai/x}\n", []string{`a.yaml:1:1: unknown top-level key "agent" (did you mean "agents"?)`, "no agents"}},
 		{"unknown model", "agents:\n  root: {model: fast}\n", []string{`a.yaml:2:17: agent root uses unknown model "fast"`}},
 		{"missing model", "agents:\n  root: {instruction: hi}\n", []string{"a.yaml:2:3: agent root has no model"}},
-		{"unsupported provider", "agents:\n  root: {model: google/gemini}\n", []string{`provider "google" is not supported by hitl`}},
+		{"unsupported provider", "agents:\n  root: {model: amazon-bedrock/x}\n", []string{`provider "amazon-bedrock" is not supported by hitl`}},
 		{"unsupported agent key", "agents:\n  root:\n    model: openai/x\n    handoffs: [a]\n", []string{`a.yaml:4:5: agent key "handoffs" is not supported by hitl`}},
 		{"toolset type", "agents:\n  root:\n    model: openai/x\n    toolsets: [{type: shel}]\n", []string{`unknown toolset type "shel" (did you mean "shell"?)`}},
 		{"toolset key of other type", "agents:\n  root:\n    model: openai/x\n    toolsets: [{type: verdict, timeout: 3}]\n", []string{`a.yaml:4:32: verdict toolset key "timeout" belongs to fetch, mcp, remote, shell toolsets, not verdict`}},

@@ -8,7 +8,7 @@ import (
 )
 
 // Providers hitl implements with its own clients.
-var Providers = []string{"openai", "anthropic", "ollama", "script"}
+var Providers = []string{"openai", "anthropic", "google", "ollama", "script"}
 
 // Preset is an OpenAI-compatible provider with a known endpoint: it runs
 // through the openai client with BaseURL and the key in TokenKey (none
@@ -30,9 +30,9 @@ var Presets = map[string]Preset{
 }
 
 var (
-	modelKeys            = []string{"provider", "model", "base_url", "token_key", "max_tokens", "temperature", "top_p", "thinking_budget", "script"}
-	unsupportedModelKeys = []string{"parallel_tool_calls", "provider_opts", "track_usage", "frequency_penalty", "presence_penalty", "routing", "structured_output", "env", "type"}
-	unsupportedProviders = []string{"google", "amazon-bedrock", "azure", "gemini", "vertex", "bedrock"}
+	modelKeys            = []string{"provider", "model", "base_url", "token_key", "max_tokens", "temperature", "top_p", "thinking_budget", "script", "frequency_penalty", "presence_penalty", "provider_opts", "routing"}
+	unsupportedModelKeys = []string{"parallel_tool_calls", "track_usage", "structured_output", "env", "type"}
+	unsupportedProviders = []string{"amazon-bedrock", "azure", "gemini", "vertex", "bedrock"}
 	// efforts are cagent's thinking_budget words (besides none).
 	efforts = []string{"minimal", "low", "medium", "high"}
 )
@@ -58,6 +58,12 @@ func ApplyPreset(m *Model) {
 	p, ok := Presets[m.Provider]
 	if !ok {
 		m.API = m.Provider
+		switch {
+		case m.Provider == "openai" && m.ProviderOpts.APIType != "":
+			m.API = apiOf(m.ProviderOpts.APIType)
+		case m.Provider == "openai" && ResponsesOnly(m.Model):
+			m.API = APIResponses
+		}
 		return
 	}
 	m.API = "openai"
@@ -98,15 +104,23 @@ func (l *loader) model(name string, n *yaml.Node) *Model {
 			m.ThinkingBudget = l.thinkingBudget(v)
 		case "script":
 			m.Script = l.script(v)
+		default:
+			l.modelKey(m, key, v)
 		}
 	})
+	if providerNode == nil && modelNode != nil && strings.Contains(m.Model, ",") {
+		// An alloy model (cagent: no provider, comma-joined models);
+		// resolved when an agent names it.
+		m.alloyRef = m.Model
+		return m
+	}
 	if providerNode == nil {
 		l.errorf(n, "model %s has no provider; expected one of: %s", name, strings.Join(knownProviders(), ", "))
 	} else {
 		l.checkProvider(providerNode, m.Provider)
 	}
 	if modelNode != nil && strings.Contains(m.Model, ",") {
-		l.errorf(modelNode, "model %q: alloy models (several comma-joined models taking turns) are not supported by hitl; name one model", m.Model)
+		l.errorf(modelNode, "model %q: with a provider, model names one model; for an alloy (models taking turns) leave provider out", m.Model)
 	}
 	if m.Model == "" && m.Provider != "script" {
 		l.errorf(n, "model %s has no model: name the provider's model (e.g. gpt-4o-mini)", name)
@@ -120,7 +134,10 @@ func (l *loader) model(name string, n *yaml.Node) *Model {
 	if m.Script != nil && m.Provider != "script" {
 		l.errorf(n, "model %s has a script: list, which only provider script uses", name)
 	}
-	ApplyPreset(m)
+	l.checkProviderOpts(m)
+	if !l.applyProviderDef(m) {
+		ApplyPreset(m)
+	}
 	return m
 }
 
@@ -130,8 +147,7 @@ func (l *loader) checkProvider(n *yaml.Node, p string) {
 	case Presets[p] != Preset{}:
 	case contains(unsupportedProviders, p):
 		l.errorf(n, "provider %q is not supported by hitl; supported: %s", p, strings.Join(knownProviders(), ", "))
-	case l.customProviders[p]:
-		l.errorf(n, "provider %q comes from providers:, which is not supported by hitl; write provider: openai with base_url and token_key", p)
+	case l.providerDefs[p] != nil:
 	default:
 		l.errorf(n, "unknown provider %q%s; supported: %s", p, didYouMean(p, knownProviders()), strings.Join(knownProviders(), ", "))
 	}

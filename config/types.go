@@ -34,8 +34,9 @@ type Model struct {
 	// OpenAI-compatible preset (dmr, mistral, xai, nebius, requesty,
 	// minimax; see Presets).
 	Provider string
-	// API is the client that speaks to the provider: "openai" for openai and
-	// the presets, else Provider.
+	// API is the client that speaks to the provider: "openai" for openai,
+	// the presets and providers: entries of api_type openai_chatcompletions,
+	// "openai_responses" for the Responses API, else Provider.
 	API   string
 	Model string
 	// BaseURL is base_url, or for a preset provider its endpoint.
@@ -48,6 +49,27 @@ type Model struct {
 	Temperature    *float64
 	TopP           *float64
 	ThinkingBudget *ThinkingBudget
+	// FrequencyPenalty and PresencePenalty (-2 to 2) are sent as set.
+	FrequencyPenalty *float64
+	PresencePenalty  *float64
+	// ProviderOpts are the provider_opts hitl implements.
+	ProviderOpts ProviderOpts
+	// Custom: Provider names an entry of the file's providers: map.
+	Custom bool
+	// Alloy, when set, are the models that take turns (cagent's alloy
+	// model, "a,b"); Provider and API are then "alloy".
+	Alloy []*Model
+	// Fallback is the agent's fallback: models tried when this one fails.
+	Fallback *Fallback
+	// Routing sends a turn to the route whose examples match the last user
+	// message best (cagent's rule-based router); this model otherwise.
+	Routing   []Route
+	routeRefs []routeRef
+	routing   bool // its routes are being resolved
+	// Auto, for model: auto, says why it is this model ("OPENAI_API_KEY is
+	// set").
+	Auto     string
+	alloyRef string // the references of an alloy model of models:
 	// Script is the script provider's list of assistant turns.
 	Script []ScriptEntry
 	Pos    Pos

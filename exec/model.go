@@ -44,6 +44,9 @@ type ToolCall struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Signature is a provider's opaque signature over the call, sent back
+	// with it as it came (Gemini's thought signatures).
+	Signature string `json:"signature,omitempty"`
 }
 
 // Usage counts tokens of one or more model turns.
@@ -90,10 +93,11 @@ type toolCallJSON struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	Signature string `json:"signature,omitempty"`
 }
 
 func (c ToolCall) MarshalJSON() ([]byte, error) {
-	return json.Marshal(toolCallJSON{c.ID, c.Name, string(c.Arguments)})
+	return json.Marshal(toolCallJSON{c.ID, c.Name, string(c.Arguments), c.Signature})
 }
 
 func (c *ToolCall) UnmarshalJSON(data []byte) error {
@@ -101,6 +105,6 @@ func (c *ToolCall) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	*c = ToolCall{ID: j.ID, Name: j.Name, Arguments: json.RawMessage(j.Arguments)}
+	*c = ToolCall{ID: j.ID, Name: j.Name, Arguments: json.RawMessage(j.Arguments), Signature: j.Signature}
 	return nil
 }

@@ -23,12 +23,7 @@ func instantServer(f fakellm.Format) *httptest.Server { return instantServerConn
 
 func instantServerConn(f fakellm.Format, connState func(net.Conn, http.ConnState)) *httptest.Server {
 	rep := fakellm.Reply{Text: []string{"Let me ", "check."}, Calls: []fakellm.Call{{ID: "c1", Name: "shell", Args: []string{`{"cmd":`, `"git status"}`}}}, InTokens: 100, OutTokens: 20}
-	var body string
-	if f == fakellm.Anthropic {
-		body = strings.Join(fakellm.AnthropicEvents(rep), "")
-	} else {
-		body = strings.Join(fakellm.OpenAIEvents(rep), "")
-	}
+	body := strings.Join(fakellm.Events(f, rep), "")
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")

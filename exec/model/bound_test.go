@@ -192,7 +192,7 @@ func TestCutRetriedBoundNot(t *testing.T) {
 		t.Run(f.provider, func(t *testing.T) {
 			big := strings.Repeat("y", 2048)
 			srv := fakellm.New(f.format,
-				fakellm.Reply{Text: []string{"par", "tial"}, CutAfter: 3},
+				fakellm.Reply{Text: []string{"par", "tial"}, CutAfter: 2},
 				fakellm.Reply{Text: []string{big, big}},
 				fakellm.Reply{Text: []string{"ok"}},
 			)

@@ -8,10 +8,10 @@
 // environment defaults are never used, so an ambient key is never sent to a
 // base_url it was not named for. A missing key is a *MissingKeyError, returned
 // by New before any request (the CLI exits 2 naming the variable). The base
-// URL is the model's base_url, else OPENAI_BASE_URL / ANTHROPIC_BASE_URL
-// (openai / anthropic), else the provider's default
-// (https://api.openai.com/v1, http://localhost:11434/v1,
-// https://api.anthropic.com).
+// URL is the model's base_url, else OPENAI_BASE_URL / ANTHROPIC_BASE_URL /
+// GOOGLE_GEMINI_BASE_URL (openai / anthropic / google), else the provider's
+// default (https://api.openai.com/v1, http://localhost:11434/v1,
+// https://api.anthropic.com, https://generativelanguage.googleapis.com/).
 //
 // Cassettes: set Options.Cassette (from cassette.Record or cassette.Replay)
 // and every request goes through it. When replaying, SDK retries are off and
@@ -48,6 +48,7 @@ import (
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/model/anthropic"
 	"github.com/hitl-dev/hitl/exec/model/cassette"
+	"github.com/hitl-dev/hitl/exec/model/gemini"
 	"github.com/hitl-dev/hitl/exec/model/internal/provider"
 	"github.com/hitl-dev/hitl/exec/model/openai"
 	"github.com/hitl-dev/hitl/exec/model/script"
@@ -89,10 +90,15 @@ type Options struct {
 type MissingKeyError struct {
 	Model string // the model's name in the agent file
 	Var   string
+	Alt   string // another variable that would do (google: GEMINI_API_KEY)
 }
 
 func (e *MissingKeyError) Error() string {
-	return fmt.Sprintf("model %s: the environment variable %s is not set (it holds the API key; token_key names it)", e.Model, e.Var)
+	v := e.Var
+	if e.Alt != "" {
+		v += " (or " + e.Alt + ")"
+	}
+	return fmt.Sprintf("model %s: the environment variable %s is not set (it holds the API key; token_key names it)", e.Model, v)
 }
 
 // APIError is an error status from a provider, with the provider's message.
@@ -116,6 +122,7 @@ const (
 	OpenAIBaseURL    = "https://api.openai.com/v1"
 	OllamaBaseURL    = "http://localhost:11434/v1"
 	AnthropicBaseURL = "https://api.anthropic.com"
+	GeminiBaseURL    = "https://generativelanguage.googleapis.com/"
 )
 
 var (
@@ -138,16 +145,35 @@ func DefaultHTTPClient() *http.Client {
 const (
 	OpenAIKeyVar    = "OPENAI_API_KEY"
 	AnthropicKeyVar = "ANTHROPIC_API_KEY"
+	// GoogleKeyVar, else GeminiKeyVar, holds the google provider's key (as
+	// cagent reads them) when token_key names none.
+	GoogleKeyVar = "GOOGLE_API_KEY"
+	GeminiKeyVar = "GEMINI_API_KEY"
 )
 
 // KeyVars names the environment variables that may hold model API keys for
 // cfg: every token_key, and the providers' defaults. Shell commands do not
 // inherit them.
 func KeyVars(cfg *config.Config) []string {
-	names := []string{OpenAIKeyVar, AnthropicKeyVar}
-	add := func(m *config.Model) {
-		if m != nil && m.TokenKey != "" {
+	names := []string{OpenAIKeyVar, AnthropicKeyVar, GoogleKeyVar, GeminiKeyVar}
+	var add func(m *config.Model)
+	add = func(m *config.Model) {
+		if m == nil {
+			return
+		}
+		if m.TokenKey != "" {
 			names = append(names, m.TokenKey)
+		}
+		for _, sub := range m.Alloy {
+			add(sub)
+		}
+		for _, r := range m.Routing {
+			add(r.Model)
+		}
+		if m.Fallback != nil {
+			for _, sub := range m.Fallback.Models {
+				add(sub)
+			}
 		}
 	}
 	for _, m := range cfg.Models {
@@ -161,6 +187,14 @@ func KeyVars(cfg *config.Config) []string {
 
 // New returns the model m describes.
 func New(m *config.Model, o Options) (exec.Model, error) {
+	switch {
+	case len(m.Alloy) > 0:
+		return newAlloy(m, o)
+	case m.Fallback != nil:
+		return newFallback(m, o)
+	case len(m.Routing) > 0:
+		return newRouter(m, o)
+	}
 	if m.Provider == "script" {
 		return script.New(m, o.Message), nil
 	}
@@ -178,10 +212,16 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 		baseDefault = OllamaBaseURL
 	case "anthropic":
 		keyVar, baseEnv, baseDefault = AnthropicKeyVar, "ANTHROPIC_BASE_URL", AnthropicBaseURL
+	case "google":
+		keyVar, baseEnv, baseDefault = GoogleKeyVar, "GOOGLE_GEMINI_BASE_URL", GeminiBaseURL
+		if m.TokenKey == "" && getenv(GoogleKeyVar) == "" && getenv(GeminiKeyVar) != "" {
+			keyVar = GeminiKeyVar
+		}
 	default:
-		// An OpenAI-compatible preset (config.Presets): config filled its
-		// base URL and key variable (none for dmr); no OPENAI_* fallback.
-		if m.API != "openai" {
+		// An OpenAI-compatible preset (config.Presets) or a providers:
+		// entry: config filled its base URL and key variable (none for dmr
+		// or an entry without token_key); no OPENAI_* fallback.
+		if m.API != "openai" && m.API != config.APIResponses {
 			return nil, fmt.Errorf("model %s: unknown provider %q (valid: openai, anthropic, ollama, script)", m.Name, m.Provider)
 		}
 	}
@@ -192,7 +232,11 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	if keyVar != "" {
 		key = getenv(keyVar)
 		if key == "" && !replay {
-			return nil, &MissingKeyError{Model: m.Name, Var: keyVar}
+			e := &MissingKeyError{Model: m.Name, Var: keyVar}
+			if m.Provider == "google" && m.TokenKey == "" {
+				e.Alt = GeminiKeyVar
+			}
+			return nil, e
 		}
 	}
 	base := m.BaseURL
@@ -225,9 +269,15 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	}
 	c.HTTPClient = sameOrigin(c.HTTPClient)
 	c.HTTPClient.Transport = provider.LimitBodies(c.HTTPClient.Transport, c.MaxTurn(), provider.MaxErrorBody)
-	switch m.Provider {
-	case "anthropic":
+	switch {
+	case m.Provider == "anthropic":
 		return anthropic.New(c)
+	case m.Provider == "google":
+		return gemini.New(c)
+	case m.API == config.APIResponses:
+		return openai.NewResponses(m.Provider, c)
+	case m.Provider == "dmr" && m.ProviderOpts.DMR != nil:
+		return newDMRConfigured(openai.New(m.Provider, c), m, base, c.HTTPClient)
 	default:
 		return openai.New(m.Provider, c), nil
 	}

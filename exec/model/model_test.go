@@ -24,6 +24,7 @@ var formats = []struct {
 }{
 	{"openai", fakellm.OpenAI, "OPENAI_API_KEY", "OPENAI_BASE_URL"},
 	{"anthropic", fakellm.Anthropic, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"},
+	{"google", fakellm.Gemini, "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"},
 }
 
 func env(m map[string]string) func(string) string {
@@ -227,15 +228,16 @@ func TestKeys(t *testing.T) {
 				}
 			}
 			var got string
+			keyHeader := map[string]string{"anthropic": "X-Api-Key", "google": "X-Goog-Api-Key"}[f.provider]
 			if f.provider == "openai" {
 				got = req.Header.Get("Authorization")
 				if got != "Bearer sk-mine" {
 					t.Errorf("Authorization %q", got)
 				}
 			} else {
-				got = req.Header.Get("X-Api-Key")
+				got = req.Header.Get(keyHeader)
 				if got != "sk-mine" || req.Header.Get("Authorization") != "" {
-					t.Errorf("x-api-key %q, authorization %q", got, req.Header.Get("Authorization"))
+					t.Errorf("%s %q, authorization %q", keyHeader, got, req.Header.Get("Authorization"))
 				}
 			}
 		})
@@ -253,10 +255,7 @@ func TestBaseURL(t *testing.T) {
 			if _, err := newModel(t, f.provider, "", o).Turn(context.Background(), request()); err != nil {
 				t.Fatal(err)
 			}
-			want := "/chat/completions"
-			if f.provider == "anthropic" {
-				want = "/v1/messages"
-			}
+			want := map[string]string{"openai": "/chat/completions", "anthropic": "/v1/messages", "google": "/v1beta/models/test-model:streamGenerateContent"}[f.provider]
 			if p := srv.Requests()[0].Path; p != want {
 				t.Errorf("path %q, want %q", p, want)
 			}
@@ -299,8 +298,8 @@ func TestOllama(t *testing.T) {
 }
 
 func TestUnknownProvider(t *testing.T) {
-	_, err := model.New(&config.Model{Name: "m", Provider: "google"}, model.Options{})
-	if err == nil || !strings.Contains(err.Error(), "google") {
+	_, err := model.New(&config.Model{Name: "m", Provider: "vertex"}, model.Options{})
+	if err == nil || !strings.Contains(err.Error(), "vertex") {
 		t.Fatal(err)
 	}
 }

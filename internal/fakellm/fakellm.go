@@ -119,6 +119,7 @@ func (s *Server) next(r *http.Request) (Reply, bool) {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	format := s.formatOf(r)
 	rep, ok := s.next(r)
 	if !ok {
 		rep = Reply{Status: http.StatusInternalServerError, Message: "fakellm: no reply left", Header: map[string]string{"x-should-retry": "false"}}
@@ -129,7 +130,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if rep.Status != 0 && rep.Status != http.StatusOK {
 		body := rep.Body
 		if body == "" {
-			body = s.errorBody(rep.Status, rep.Message)
+			body = errorBody(format, rep.Status, rep.Message)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rep.Status)
@@ -145,15 +146,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rep.Forever != "" {
-		s.forever(w, r, rep.Forever)
+		s.forever(w, r, format, rep.Forever)
 		return
 	}
-	var events []string
-	if s.Format == Anthropic {
-		events = AnthropicEvents(rep)
-	} else {
-		events = OpenAIEvents(rep)
-	}
+	events := Events(format, rep)
 	for i, ev := range events {
 		if rep.CutAfter > 0 && i == rep.CutAfter {
 			if fl != nil {
@@ -170,19 +166,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 
 // forever streams the start of a text turn, then (kind "text") text deltas
 // or (kind "line") the bytes of one line, until the client goes away.
-func (s *Server) forever(w http.ResponseWriter, r *http.Request, kind string) {
+func (s *Server) forever(w http.ResponseWriter, r *http.Request, format Format, kind string) {
 	chunk := strings.Repeat("x", 64<<10)
-	var head, next string
-	if s.Format == Anthropic {
-		ev := AnthropicEvents(Reply{Text: []string{chunk}})
-		head, next = ev[0]+ev[1]+ev[2], ev[3]
-	} else {
-		ev := OpenAIEvents(Reply{Text: []string{chunk}})
-		head, next = ev[0], ev[1]
-	}
+	head, next, line := foreverParts(format, chunk)
 	if kind == "line" {
 		next = chunk
-		head += "data: {\"type\":\"content_block_delta\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\""
+		head += line
 	}
 	fl, _ := w.(http.Flusher)
 	if _, err := io.WriteString(w, head); err != nil {
@@ -198,11 +187,14 @@ func (s *Server) forever(w http.ResponseWriter, r *http.Request, kind string) {
 	}
 }
 
-func (s *Server) errorBody(status int, msg string) string {
+func errorBody(format Format, status int, msg string) string {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	if s.Format == Anthropic {
+	if format == Gemini {
+		return geminiError(status, msg)
+	}
+	if format == Anthropic {
 		typ := map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 429: "rate_limit_error", 529: "overloaded_error"}[status]
 		if typ == "" {
 			typ = "api_error"

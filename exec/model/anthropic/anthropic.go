@@ -48,6 +48,10 @@ type Model struct {
 	attempts  atomic.Int32
 }
 
+// InterleavedThinkingBeta is the anthropic-beta value provider_opts
+// interleaved_thinking sends.
+const InterleavedThinkingBeta = "interleaved-thinking-2025-05-14"
+
 // EffortTokens maps an effort word to thinking budget tokens.
 var EffortTokens = map[string]int64{"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 
@@ -111,6 +115,11 @@ func New(c provider.Config) (*Model, error) {
 	}
 	if c.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(c.APIKey))
+	}
+	if cm.ProviderOpts.InterleavedThinking {
+		// provider_opts interleaved_thinking: tool calls between thinking
+		// blocks (Anthropic's beta, as cagent asks for it).
+		opts = append(opts, option.WithHeaderAdd("anthropic-beta", InterleavedThinkingBeta))
 	}
 	// NewMessageService, unlike NewClient, reads nothing from the
 	// environment.

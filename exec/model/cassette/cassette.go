@@ -216,7 +216,11 @@ func (c *Cassette) RoundTrip(req *http.Request) (*http.Response, error) {
 			if req.Body != nil {
 				req.Body.Close()
 			}
-			return nil, &MissError{Turn: c.n, Have: c.have, Differs: c.differs}
+			miss := &MissError{Turn: c.n, Have: c.have, Differs: c.differs}
+			// A request that found nothing is not a turn: a fallback model
+			// asked next may find this one (a failed turn was not recorded).
+			c.n--
+			return nil, miss
 		}
 		return nil, err
 	}

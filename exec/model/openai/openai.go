@@ -43,6 +43,7 @@ type Model struct {
 	svc       oa.ChatCompletionService
 	reasoning bool
 	attempts  atomic.Int32 // HTTP attempts of the current request
+	opts      []option.RequestOption
 }
 
 // New returns the model c describes. name labels errors ("openai", "ollama").
@@ -61,6 +62,7 @@ func New(name string, c provider.Config) *Model {
 		m.attempts.Add(1)
 		return next(r)
 	}))
+	m.opts = opts
 	// NewChatCompletionService, unlike NewClient, reads nothing from the
 	// environment.
 	m.svc = oa.NewChatCompletionService(opts...)
@@ -125,6 +127,12 @@ func (m *Model) Params(req exec.Request) (oa.ChatCompletionNewParams, error) {
 	if tb := cm.ThinkingBudget; tb != nil {
 		p.ReasoningEffort = Effort(tb.Effort, tb.Tokens)
 	}
+	if cm.FrequencyPenalty != nil {
+		p.FrequencyPenalty = param.NewOpt(*cm.FrequencyPenalty)
+	}
+	if cm.PresencePenalty != nil {
+		p.PresencePenalty = param.NewOpt(*cm.PresencePenalty)
+	}
 	if req.System != "" {
 		p.Messages = append(p.Messages, oa.SystemMessage(req.System))
 	}
@@ -161,18 +169,27 @@ func (m *Model) Params(req exec.Request) (oa.ChatCompletionNewParams, error) {
 		if t.Description != "" {
 			fd.Description = param.NewOpt(t.Description)
 		}
-		if len(t.Parameters) > 0 {
-			var schema map[string]any
-			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
-				return p, fmt.Errorf("%s: tool %s: parameters: %w", m.name, t.Name, err)
-			}
-			fd.Parameters = schema
-		} else {
-			fd.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+		schema, err := m.schema(t)
+		if err != nil {
+			return p, err
 		}
+		fd.Parameters = schema
 		p.Tools = append(p.Tools, oa.ChatCompletionFunctionTool(fd))
 	}
 	return p, nil
+}
+
+// schema is a tool's parameters as a JSON object (an empty object schema
+// when it has none).
+func (m *Model) schema(t exec.ToolSpec) (map[string]any, error) {
+	if len(t.Parameters) == 0 {
+		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+		return nil, fmt.Errorf("%s: tool %s: parameters: %w", m.name, t.Name, err)
+	}
+	return schema, nil
 }
 
 // Turn sends the conversation and returns the assistant's turn.
