@@ -3,10 +3,6 @@ package model
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/mapping"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
@@ -14,10 +10,11 @@ import (
 
 // Router is cagent's rule-based model (a model with routing:): each turn
 // goes to the route whose examples best match the conversation's last user
-// message, by Bleve full-text search with the English analyzer as cagent
-// does it, or to the model itself when none matches.
+// message, by full-text relevance (BM25) with English analysis as cagent's
+// (words lowercased, possessives, stop words and stems removed), or to the
+// model itself when none matches.
 type Router struct {
-	index  bleve.Index
+	index  *exampleIndex
 	routes []exec.Model // routes[0] is the model itself
 }
 
@@ -28,26 +25,15 @@ func newRouter(m *config.Model, o Options) (*Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Router{routes: []exec.Model{def}}
-	im := mapping.NewIndexMapping()
-	doc := mapping.NewDocumentMapping()
-	text := mapping.NewTextFieldMapping()
-	text.Analyzer = "en"
-	doc.AddFieldMappingsAt("text", text)
-	im.DefaultMapping = doc
-	if r.index, err = bleve.NewMemOnly(im); err != nil {
-		return nil, fmt.Errorf("model %s: routing index: %w", m.Name, err)
-	}
+	r := &Router{routes: []exec.Model{def}, index: &exampleIndex{}}
 	for i, route := range m.Routing {
 		rm, err := New(route.Model, o)
 		if err != nil {
 			return nil, err
 		}
 		r.routes = append(r.routes, rm)
-		for j, ex := range route.Examples {
-			if err := r.index.Index(fmt.Sprintf("%d_%d", i+1, j), map[string]any{"text": ex}); err != nil {
-				return nil, fmt.Errorf("model %s: routing index: %w", m.Name, err)
-			}
+		for _, ex := range route.Examples {
+			r.index.add(i+1, ex)
 		}
 	}
 	return r, nil
@@ -65,19 +51,7 @@ func (r *Router) Route(req exec.Request) int {
 	if last == "" {
 		return 0
 	}
-	q := bleve.NewMatchQuery(last)
-	q.SetField("text")
-	sr := bleve.NewSearchRequest(q)
-	sr.Size = 1
-	res, err := r.index.Search(sr)
-	if err != nil || res.Total == 0 || len(res.Hits) == 0 {
-		return 0
-	}
-	var route, ex int
-	if _, err := fmt.Sscanf(res.Hits[0].ID, "%d_%d", &route, &ex); err != nil || route <= 0 || route >= len(r.routes) {
-		return 0
-	}
-	return route
+	return r.index.best(last)
 }
 
 // Turn runs the turn on the route the last user message matches.

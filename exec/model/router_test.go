@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/hitl-dev/hitl/config"
@@ -34,6 +35,19 @@ func TestRouting(t *testing.T) {
 		tr, err := m.Turn(context.Background(), req)
 		if err != nil || tr.Message.Text != c.want {
 			t.Errorf("%q: %+v %v, want %q", c.msg, tr.Message.Text, err, c.want)
+		}
+	}
+}
+
+// English analysis: case, possessives, stop words and word forms do not
+// keep an example from matching.
+func TestEnglishTerms(t *testing.T) {
+	for _, c := range []struct{ a, b string }{
+		{"Fixing the BUGS in John's functions", "fix bug john function"},
+		{"Deploys to production", "deploy production"},
+	} {
+		if got, want := strings.Join(model.EnglishTerms(c.a), " "), strings.Join(model.EnglishTerms(c.b), " "); got != want {
+			t.Errorf("%q: %q, want the terms of %q: %q", c.a, got, c.b, want)
 		}
 	}
 }

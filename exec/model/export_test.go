@@ -1,0 +1,4 @@
+package model
+
+// EnglishTerms is englishTerms, for the tests.
+var EnglishTerms = englishTerms
