@@ -190,6 +190,9 @@ func (r *Runner) call(ctx context.Context, call ToolCall) (Result, error) {
 		shown, _ := termtext.Shorten(string(args), 200)
 		return Result{IsError: true, Text: fmt.Sprintf("the arguments of %s are not valid JSON: %s", call.Name, shown)}, nil
 	}
+	if err := checkArgumentKeys(args, tool.Spec().Parameters); err != nil {
+		return Result{IsError: true, Text: fmt.Sprintf("invalid arguments for %s: %v", call.Name, err)}, nil
+	}
 	if s := r.schemas[call.Name]; s != nil {
 		if err := s.Validate(args); err != nil {
 			return Result{IsError: true, Text: fmt.Sprintf("invalid arguments for %s: %v", call.Name, err)}, nil

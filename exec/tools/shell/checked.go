@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"sort"
 	"sync/atomic"
@@ -40,7 +41,19 @@ func (t *Tool) runChecked(ctx context.Context, prog *syntax.File, dir string, ti
 			interp.Dir(dir),
 			interp.StdIO(null, w, w),
 			interp.CallHandler(func(ctx context.Context, argv []string) ([]string, error) {
-				if err := t.opts.Permissions.Recheck(Name, argv, callArgs); err != nil {
+				// Each command is judged where it will run: after the
+				// line's own cd, in the interpreter's directory, whole
+				// (a cwd= rule naming the call's directory then no
+				// longer passes).
+				args := callArgs
+				if hc := interp.HandlerCtx(ctx); hc.Dir != dir {
+					args = maps.Clone(callArgs)
+					if args == nil {
+						args = map[string]any{}
+					}
+					args["cwd"] = hc.Dir
+				}
+				if err := t.opts.Permissions.Recheck(Name, argv, args); err != nil {
 					s := &stopped{err}
 					stop.CompareAndSwap(nil, s)
 					return nil, s
