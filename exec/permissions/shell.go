@@ -677,7 +677,13 @@ var wrappers = map[string]bool{
 	"nice": true, "nohup": true, "timeout": true, "stdbuf": true, "xargs": true, "time": true,
 	"setsid": true, "ionice": true, "chroot": true, "busybox": true, "unbuffer": true,
 	"flock": true, "watch": true, "strace": true, "ltrace": true, "taskset": true,
+	"unshare": true, "runuser": true, "nsenter": true, "chrt": true, "prlimit": true,
+	"systemd-run": true, "firejail": true, "catchsegv": true, "faketime": true,
 }
+
+// shellOptionRunners run their -c (--command) option's text in a shell:
+// flock FILE -c CMD, script -c CMD, su -c, runuser -c, sg GROUP -c.
+var shellOptionRunners = map[string]bool{"flock": true, "script": true, "su": true, "runuser": true, "sg": true}
 
 // commandName is the lower-case base name of a command word.
 func commandName(word string) string {
@@ -712,15 +718,43 @@ func nestedDirect(words []string) string {
 	switch name := commandName(words[0]); {
 	case name == "eval" || name == "source" || name == ".":
 		return fmt.Sprintf("runs shell text through %s", name)
-	case shells[name] || name == "su":
+	case name == "env" && splitsString(words[1:]):
+		return "runs a command line split from one string (env -S), which no rule reads as a shell would"
+	case shellOptionRunners[name] && !shells[name]:
+		for _, w := range words[1:] {
+			if w == "-c" || w == "--command" || strings.HasPrefix(w, "--command=") ||
+				(strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w[1:], "c")) {
+				return fmt.Sprintf("runs a nested shell (%s -c)", name)
+			}
+		}
+	case shells[name]:
 		if _, ok := shellScript(words); ok {
 			return fmt.Sprintf("runs a nested shell (%s -c)", name)
 		}
-		if shells[name] && !hasOperand(words[1:]) {
+		if !hasOperand(words[1:]) {
 			return fmt.Sprintf("runs a nested shell reading commands from its input (%s)", name)
 		}
 	}
 	return ""
+}
+
+// splitsString says whether env's arguments split a string into a command
+// line: -S STRING, -SSTRING, --split-string[=STRING], or -S in a group of
+// short options (-iS).
+func splitsString(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case strings.HasPrefix(a, "--split-string"):
+			return true
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a[1:], "S"):
+			return true
+		case !strings.HasPrefix(a, "-") && !strings.Contains(a, "="):
+			return false // the command: env's options end here
+		}
+	}
+	return false
 }
 
 // shellScript returns the command string of sh -c STRING (any shell, su, or
