@@ -52,6 +52,9 @@ type Command struct {
 	Env map[string]string
 	// WorkingDir is where it runs, relative to BaseDir.
 	WorkingDir string
+	// Options names the arguments whose values may start with "-" (their
+	// schema's options: true); any other refuses such a value.
+	Options map[string]bool
 }
 
 // Secrets masks secret values in output (prompt.Secrets).
@@ -186,6 +189,21 @@ func newTool(s *Toolset, name string, c Command) (*Tool, error) {
 		cp := maps.Clone(p)
 		if cp == nil {
 			cp = map[string]any{}
+		}
+		// options: true lets the value start with "-" (hitl's key, not
+		// the model's: it is not in the schema the model sees).
+		if o, ok := cp["options"]; ok {
+			b, isBool := o.(bool)
+			if !isBool {
+				return nil, fmt.Errorf("args.%s.options: expected true or false", arg)
+			}
+			if b {
+				if c.Options == nil {
+					c.Options = map[string]bool{}
+				}
+				c.Options[arg] = true
+			}
+			delete(cp, "options")
 		}
 		if cp["type"] == nil {
 			cp["type"] = "string"
@@ -326,6 +344,11 @@ func (t *Tool) env(raw json.RawMessage) (env map[string]string, unset []string, 
 		s, err := value(v)
 		if err != nil {
 			return nil, nil, fmt.Errorf("invalid arguments: %s: %v", name, err)
+		}
+		if strings.HasPrefix(s, "-") && !t.cmd.Options[name] {
+			// The author's command would read it as an option
+			// (go test -toolexec=...), not as the value it meant.
+			return nil, nil, fmt.Errorf("invalid arguments: %s starts with \"-\", which the command would take as an option; give a value that does not (its author can allow options with options: true on the argument)", name)
 		}
 		env[name] = s
 	}
