@@ -48,17 +48,21 @@ func postEditMatch(glob, rel string) bool {
 }
 
 func (t *Toolset) runPostEdit(ctx context.Context, line, file string) (string, bool) {
+	quoted, err := quotePath(line)
+	if err != nil {
+		return fmt.Sprintf("post_edit did not run `%s`: %v", line, err), false
+	}
 	ctx, cancel := context.WithTimeout(ctx, t.opts.PostEditTimeout)
 	defer cancel()
 	var buf capped
 	// The agent's author wrote the command: it keeps the user's write
 	// access, inside the sandbox.
 	cmd := t.opts.Sandbox.Command(ctx, sandbox.Spec{
-		Path: "/bin/sh", Args: []string{"-c", line}, Dir: t.roots[0].real,
+		Path: "/bin/sh", Args: []string{"-c", quoted}, Dir: t.roots[0].real,
 		Env: append(t.env(), "path="+file), Stdout: &buf, Stderr: &buf,
 		Access: sandbox.Seen, Grace: 2 * time.Second,
 	})
-	err := cmd.Run()
+	err = cmd.Run()
 	status := "exit 0"
 	ok := err == nil
 	switch {
