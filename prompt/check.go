@@ -50,6 +50,10 @@ func check(q Question, a Answer) (Answer, error) {
 		}
 	}
 	if len(bytes.TrimSpace(a.Content)) == 0 {
+		if q.AcceptAlone && q.Kind == KindConfirm {
+			a.Content = json.RawMessage("true")
+			return a, nil
+		}
 		return a, fmt.Errorf("no content; %s", expectation(q))
 	}
 	var err error

@@ -63,6 +63,10 @@ type Question struct {
 	// (DESIGN §4 "Consent questions"); its methods decide defaulting,
 	// stopping, replay and preselection.
 	Consent Consent `json:"-"`
+	// AcceptAlone: an accept with no content answers yes (a URL
+	// elicitation: {"action":"accept"} says the page was opened and done,
+	// DESIGN §10). Only a confirm question takes it.
+	AcceptAlone bool `json:"-"`
 	// SecretSlot, on a secret asked again after a resume, is the number of
 	// the placeholder the model already holds for it.
 	SecretSlot int `json:"-"`

@@ -189,7 +189,7 @@ func (c *Client) askURL(ctx context.Context, st *callState, p *sdk.ElicitParams,
 	msg += fmt.Sprintf("The MCP server %s asks you to open this address in your browser (hitl does not open it):\n\n  %s\n\n"+
 		"Answer yes once you have opened it and are done there, no to refuse.", c.name, termtext.Line(p.URL))
 	q := prompt.Question{
-		Kind: prompt.KindConfirm, Consent: prompt.ConsentConfirm,
+		Kind: prompt.KindConfirm, Consent: prompt.ConsentConfirm, AcceptAlone: true,
 		Title:   fmt.Sprintf("%s (MCP server %s) asks you to open a web page", st.tool, c.name),
 		Message: msg,
 		Tool:    st.tool, CallID: st.callID, Server: c.name, ID: id,
