@@ -74,10 +74,14 @@ func (c Consent) rules() rules {
 func (c Consent) IsConsent() bool { return c.rules().consent }
 
 // Defaultable reports whether q's default may answer it when nobody did
-// (--unanswered default): never for consent, a confirm question, a form
+// (--unanswered default): never for a default the model wrote, consent, a confirm question, a form
 // with a consent field, or a default that holds a yes or a no (a boolean
 // or a yes/no word anywhere in it), whatever the schema around it.
 func (q Question) Defaultable() bool {
+	if q.ModelDefault {
+		// No list of yes-words recognises every way to say yes.
+		return false
+	}
 	if !q.Consent.rules().defaulted || q.Kind == KindConfirm || holdsYesNo(q.Default) {
 		return false
 	}

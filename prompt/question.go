@@ -63,6 +63,10 @@ type Question struct {
 	// (DESIGN §4 "Consent questions"); its methods decide defaulting,
 	// stopping, replay and preselection.
 	Consent Consent `json:"-"`
+	// ModelDefault: the model wrote the default (a user_prompt schema's
+	// default): it never answers the question (DESIGN §1.12, §5), though a
+	// terminal still shows it to a person.
+	ModelDefault bool `json:"-"`
 	// AcceptAlone: an accept with no content answers yes (a URL
 	// elicitation: {"action":"accept"} says the page was opened and done,
 	// DESIGN §10). Only a confirm question takes it.

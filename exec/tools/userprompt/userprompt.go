@@ -64,6 +64,7 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 		return errorResult("the schema cannot be used: %v", err), nil
 	}
 	q.Message, q.CallID, q.Tool = a.Message, call.ID, t.name
+	q.ModelDefault = true // every default of its schema is the model's
 	if a.Title != "" {
 		q.Title = a.Title
 	}
