@@ -108,6 +108,10 @@ func (f *AnswersFile) parseJSONL(data []byte) error {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		if k, ok := duplicateKey(line); ok {
+			// hitl would read the last; a person checking the file the first.
+			return f.bad(n, 1, "the key %q appears twice in one object; give it once", k)
+		}
 		var raw rawEntry
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
@@ -141,8 +145,14 @@ func (f *AnswersFile) parseYAML(data []byte) error {
 			return f.bad(item.Line, item.Column, "expected an entry with match, tool, action, content, text or repeat")
 		}
 		var raw rawEntry
+		seen := map[string]bool{}
 		for i := 0; i+1 < len(item.Content); i += 2 {
 			k, v := item.Content[i], item.Content[i+1]
+			if seen[k.Value] {
+				// hitl would read one, a person checking the file the other.
+				return f.bad(k.Line, k.Column, "the key %q is given twice in this entry; give it once", k.Value)
+			}
+			seen[k.Value] = true
 			var err error
 			switch k.Value {
 			case "match":
