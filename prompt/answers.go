@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hitl-dev/hitl/exec/permissions/rule"
 	"github.com/hitl-dev/hitl/internal/yamlsize"
 	"gopkg.in/yaml.v3"
 )
@@ -27,6 +28,20 @@ type AnswersFile struct {
 	path    string
 	mu      sync.Mutex
 	entries []*answerEntry
+	// workDir is the run's working directory: a consent entry for a
+	// command binds it unless it says cwd (Bind).
+	workDir string
+	// notice says which entry was passed over and why (Bind).
+	notice func(string)
+}
+
+// Bind gives the file what the run knows: its working directory (where a
+// shell consent entry's command must run unless the entry says cwd), and
+// where to say which entry fitting a question's text was passed over.
+func (f *AnswersFile) Bind(workDir string, notice func(string)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.workDir, f.notice = workDir, notice
 }
 
 type answerEntry struct {
@@ -35,9 +50,12 @@ type answerEntry struct {
 	// whole is match anchored at both ends, for consent questions.
 	whole  *regexp.Regexp
 	tool   string
+	cwd    string // a glob for the resolved directory of a command
 	answer Answer
 	repeat bool
 	used   bool
+	// passed are the prompt ids this entry was reported passed over for.
+	passed map[string]bool
 }
 
 type rawEntry struct {
@@ -47,6 +65,7 @@ type rawEntry struct {
 	Content json.RawMessage `json:"content"`
 	Text    string          `json:"text"`
 	Repeat  bool            `json:"repeat"`
+	Cwd     string          `json:"cwd"`
 }
 
 // MaxAnswersFile is the most bytes an answers file may hold. Each entry's
@@ -116,7 +135,7 @@ func (f *AnswersFile) parseJSONL(data []byte) error {
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&raw); err != nil {
-			return f.bad(n, 1, "expected an entry {match?, tool?, action?, content?, text?, repeat?}: %v", err)
+			return f.bad(n, 1, "expected an entry {match?, tool?, cwd?, action?, content?, text?, repeat?}: %v", err)
 		}
 		if err := f.add(raw, fmt.Sprintf("%s:%d:1", f.path, n)); err != nil {
 			return f.bad(n, 1, "%v", err)
@@ -165,6 +184,8 @@ func (f *AnswersFile) parseYAML(data []byte) error {
 				err = v.Decode(&raw.Text)
 			case "repeat":
 				err = v.Decode(&raw.Repeat)
+			case "cwd":
+				err = v.Decode(&raw.Cwd)
 			case "content":
 				var x any
 				if err = yamlsize.Check(v, MaxLine); err != nil {
@@ -174,7 +195,7 @@ func (f *AnswersFile) parseYAML(data []byte) error {
 					raw.Content, err = json.Marshal(x)
 				}
 			default:
-				return f.bad(k.Line, k.Column, "unknown key %q; expected match, tool, action, content, text or repeat", k.Value)
+				return f.bad(k.Line, k.Column, "unknown key %q; expected match, tool, cwd, action, content, text or repeat", k.Value)
 			}
 			if err != nil {
 				return f.bad(v.Line, v.Column, "%s: %v", k.Value, err)
@@ -188,7 +209,8 @@ func (f *AnswersFile) parseYAML(data []byte) error {
 }
 
 func (f *AnswersFile) add(raw rawEntry, where string) error {
-	e := &answerEntry{where: where, tool: raw.Tool, repeat: raw.Repeat}
+	e := &answerEntry{where: where, tool: raw.Tool, repeat: raw.Repeat, cwd: raw.Cwd}
+
 	if raw.Match != "" {
 		re, err := regexp.Compile(raw.Match)
 		if err != nil {
@@ -222,12 +244,29 @@ func (f *AnswersFile) add(raw rawEntry, where string) error {
 	return nil
 }
 
-// Answer returns the first fitting entry's answer for q.
+// Answer returns the first fitting entry's answer for q. An entry whose
+// match fits q's text but which cannot answer it (q asks consent and the
+// entry names no tool, the command runs in another directory, the entry
+// is used up) is reported as passed over.
 func (f *AnswersFile) Answer(q Question) (Answer, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, e := range f.entries {
-		if (e.used && !e.repeat) || !e.fits(q) {
+		why := e.misses(q, f.workDir)
+		if why == "" && e.used && !e.repeat {
+			why = "-" // an entry without match answers one question in order
+			if e.match != nil {
+				why = "it was used already (repeat: true lets it answer again)"
+			}
+		}
+		if why != "" {
+			if why != "-" && f.notice != nil && !e.passed[q.ID] {
+				if e.passed == nil {
+					e.passed = map[string]bool{}
+				}
+				e.passed[q.ID] = true
+				f.notice(fmt.Sprintf("answers file entry %s fits question %s but is passed over: %s", e.where, q.ID, why))
+			}
 			continue
 		}
 		e.used = true
@@ -241,9 +280,11 @@ func (f *AnswersFile) Answer(q Question) (Answer, bool, error) {
 	return Answer{}, false, nil
 }
 
-func (e *answerEntry) fits(q Question) bool {
+// misses says why e cannot answer q: "" when it fits, "-" when it does not
+// concern q at all, else the reason a person writing it would want to know.
+func (e *answerEntry) misses(q Question, workDir string) string {
 	if e.tool != "" && !strings.EqualFold(e.tool, q.Tool) {
-		return false
+		return "-"
 	}
 	if q.Consent.IsConsent() {
 		// Only an entry written for it: naming its tool, and matching
@@ -253,10 +294,48 @@ func (e *answerEntry) fits(q Question) bool {
 		if subject == "" {
 			subject = q.Message
 		}
-		return e.tool != "" && e.whole != nil && e.whole.MatchString(subject)
+		if e.whole == nil || !e.whole.MatchString(subject) {
+			return "-"
+		}
+		if e.tool == "" {
+			return fmt.Sprintf("the question asks for consent: an entry answering it names its tool (tool: %s)", q.Tool)
+		}
+		if q.Dir != "" && !e.dirFits(q.Dir, workDir) {
+			if e.cwd != "" {
+				return fmt.Sprintf("the command runs in %s, which cwd %q does not match", q.Dir, e.cwd)
+			}
+			return fmt.Sprintf("the command runs in %s, not the run's working directory: an entry for it says cwd: GLOB", q.Dir)
+		}
+		return ""
 	}
 	if e.match == nil {
-		return true
+		return ""
 	}
-	return e.match.MatchString(q.Message) || (q.Title != "" && e.match.MatchString(q.Title)) || (q.Header != "" && e.match.MatchString(q.Header))
+	if e.match.MatchString(q.Message) || (q.Title != "" && e.match.MatchString(q.Title)) || (q.Header != "" && e.match.MatchString(q.Header)) {
+		return ""
+	}
+	return "-"
+}
+
+// dirFits: the command's directory is the run's working directory, or the
+// entry's cwd glob matches it (both resolved).
+func (e *answerEntry) dirFits(dir, workDir string) bool {
+	dir = resolved(dir)
+	if e.cwd != "" {
+		return rule.MatchPath(e.cwd, dir) || dir == resolved(e.cwd)
+	}
+	if workDir == "" {
+		workDir, _ = os.Getwd()
+	}
+	return dir == resolved(workDir)
+}
+
+func resolved(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return dir
 }

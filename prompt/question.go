@@ -63,6 +63,9 @@ type Question struct {
 	// (DESIGN §4 "Consent questions"); its methods decide defaulting,
 	// stopping, replay and preselection.
 	Consent Consent `json:"-"`
+	// Dir is the directory an approved command runs in (a shell
+	// approval): an answers-file entry binds it (DESIGN §5).
+	Dir string `json:"-"`
 	// ModelDefault: the model wrote the default (a user_prompt schema's
 	// default): it never answers the question (DESIGN §1.12, §5), though a
 	// terminal still shows it to a person.

@@ -308,6 +308,7 @@ func (r *Run) asker() *prompt.Asker {
 		a.Secrets.ReserveSeen(texts)
 	}
 	if r.opts.Answers != nil {
+		r.opts.Answers.Bind(r.opts.WorkingDir, func(msg string) { r.notice("%s", msg) })
 		a.Sources = append(a.Sources, r.opts.Answers)
 	}
 	return a

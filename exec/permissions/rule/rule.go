@@ -82,6 +82,15 @@ func validArgName(s string) bool {
 // compileGlob turns a glob into a case-insensitive regexp matching the whole
 // text: * is any characters (including / and spaces, and newlines), ? one
 // character, [abc] / [!abc] a class, \x a literal x.
+// MatchPath reports whether path matches glob in the rules' syntax (* any
+// characters, / included; ? one; [abc] a class; \* a literal star), whole
+// and with case: unlike a rule, a directory named in another case is
+// another directory.
+func MatchPath(glob, path string) bool {
+	re, err := regexp.Compile(strings.Replace(compileGlob(glob).String(), "(?is)", "(?s)", 1))
+	return err == nil && re.MatchString(path)
+}
+
 func compileGlob(glob string) *regexp.Regexp {
 	var b strings.Builder
 	b.WriteString(`(?is)\A`)

@@ -67,3 +67,20 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestMatchPath(t *testing.T) {
+	for _, tt := range []struct {
+		glob, path string
+		want       bool
+	}{
+		{"/srv/*", "/srv/app/sub", true},
+		{"*/sub", "/work/x/sub", true},
+		{"/srv/app", "/srv/APP", false},
+		{"/srv/app", "/srv/app2", false},
+		{`/srv/\*`, "/srv/*", true},
+	} {
+		if got := MatchPath(tt.glob, tt.path); got != tt.want {
+			t.Errorf("MatchPath(%q, %q) = %v, want %v", tt.glob, tt.path, got, tt.want)
+		}
+	}
+}

@@ -217,7 +217,7 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 		return permission{}, nil
 	}
 	q := prompt.ApprovalQuestion(fmt.Sprintf("Run this command?\n\n%s\n\nin %s", line, dir), true)
-	q.Subject = line
+	q.Subject, q.Dir = line, dir
 	q.CallID, q.Tool, q.Hint = call.ID, Name, reason
 	ap, err := prompt.AskApproval(ctx, t.opts.Asker, q, "command")
 	if err != nil {
