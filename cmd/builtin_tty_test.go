@@ -12,7 +12,8 @@ import (
 
 // A write_file diff taller than the terminal (DESIGN §4, §11): the tool's
 // approval text is raw, and the terminal front end escapes it once (a
-// backslash stays one backslash, an escape sequence shows as \x1b) and
+// backslash is drawn as itself, an escape sequence shows as \x1b in reverse
+// video) and
 // shortens it, keeping its first and its last lines on the screen.
 func TestTTYTallWriteDiff(t *testing.T) {
 	var content strings.Builder
@@ -38,14 +39,15 @@ agents:
 		t.FailNow()
 	}
 	screen := r.Screen()
-	for _, want := range []string{`+C:\\temp\\evil \x1b]0;pwned\x07 first line`, "write_file run.sh: new file", "lines left out", "+rm -rf ~ the decisive last line", "No"} {
+	for _, want := range []string{`+C:\temp\evil \x1b]0;pwned\x07 first line`, "write_file run.sh: new file", "lines left out", "+rm -rf ~ the decisive last line", "No"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, screen)
 		}
 	}
-	// termtext shows one backslash as \\ and ESC as \x1b: once, not twice.
+	// termtext shows a backslash as itself and ESC as \x1b: once, never
+	// doubled.
 	_, question, _ := strings.Cut(screen, "Allow this call of write_file?")
-	if strings.Contains(question, `\\\\`) || strings.Contains(question, `\\x1b`) {
+	if strings.Contains(question, `\\`) || strings.Contains(question, `\\x1b`) {
 		t.Errorf("the diff was escaped twice:\n%s", question)
 	}
 	r.Send(ptytest.KeyEnter) // No is preselected

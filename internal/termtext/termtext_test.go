@@ -11,7 +11,8 @@ func TestEscape(t *testing.T) {
 		{"\x1b[31mred\x1b[0m", `\x1b[31mred\x1b[0m`, `\x1b[31mred\x1b[0m`},
 		{"rm -rf /\u202e#gnp.x", `rm -rf /\u202e#gnp.x`, `rm -rf /\u202e#gnp.x`},
 		{"zero\u200bwidth", `zero\u200bwidth`, `zero\u200bwidth`},
-		{"back\\slash", `back\\slash`, `back\\slash`},
+		{"back\\slash", `back\slash`, `back\slash`}, // shown as it is: printf 'a\nb' is printf 'a\nb'
+		{`printf 'a\nb'`, `printf 'a\nb'`, `printf 'a\nb'`},
 		{"bad \xff byte", `bad \xff byte`, `bad \xff byte`},
 		{"héllo ✓", "héllo ✓", "héllo ✓"},
 		{"bell\a", `bell\x07`, `bell\x07`},
@@ -24,6 +25,25 @@ func TestEscape(t *testing.T) {
 		if got := Text(tt.in); got != tt.text {
 			t.Errorf("Text(%q) = %q, want %q", tt.in, got, tt.text)
 		}
+	}
+}
+
+// On a terminal, an escape is drawn in reverse video; the same characters
+// typed as text are drawn plain, so text cannot pass for an escape.
+func TestEscapeTerminal(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"\x1b[2J", "\x1b[7m\\x1b\x1b[27m[2J"},
+		{`\x1b[2J`, `\x1b[2J`},
+		{"a\u202eb", "a\x1b[7m\\u202e\x1b[27mb"},
+		{"two\nlines", "two\nlines"},
+	}
+	for _, tt := range tests {
+		if got := TextTerminal(tt.in); got != tt.want {
+			t.Errorf("TextTerminal(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := LineTerminal("a\nb"); got != "a\x1b[7m\\x0a\x1b[27mb" {
+		t.Errorf("LineTerminal: %q", got)
 	}
 }
 

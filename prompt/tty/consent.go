@@ -57,7 +57,7 @@ func escSendsDefault(q prompt.Question, tags []string) []string {
 	out := make([]string, 0, len(tags))
 	for _, t := range tags {
 		if t == dismissTag {
-			t = "(Esc: dismiss, sends the default: " + termtext.Line(q.Options[i].Label) + ")"
+			t = "(Esc: dismiss, sends the default: " + termtext.LineTerminal(q.Options[i].Label) + ")"
 		}
 		out = append(out, t)
 	}

@@ -40,14 +40,14 @@ func (s *session) question(q prompt.Question, tags []string) (prompt.Answer, err
 func labels(q prompt.Question) ([]string, func(string, int) string) {
 	out := make([]string, 0, len(q.Options)+1)
 	for _, o := range q.Options {
-		out = append(out, termtext.Line(o.Label))
+		out = append(out, termtext.LineTerminal(o.Label))
 	}
 	if q.Custom {
 		out = append(out, customLabel)
 	}
 	describe := func(_ string, i int) string {
 		if i < len(q.Options) {
-			return termtext.Line(q.Options[i].Description)
+			return termtext.LineTerminal(q.Options[i].Description)
 		}
 		return ""
 	}
@@ -194,7 +194,7 @@ func (s *session) text(q prompt.Question, tags []string, optional bool) (prompt.
 	if !isConsent(q) && !q.Secret && len(q.Default) > 0 {
 		def = mode.defaultText(q.Default)
 	}
-	shownDef := termtext.Line(def)
+	shownDef := termtext.LineTerminal(def)
 	typedOf := func(v any) string {
 		typed, _ := v.(string)
 		if typed == shownDef && shownDef != def {
@@ -235,7 +235,7 @@ func (s *session) text(q prompt.Question, tags []string, optional bool) (prompt.
 func check(q prompt.Question, a prompt.Answer) (prompt.Answer, error) {
 	out, err := prompt.Check(q, a)
 	if err != nil {
-		return out, errors.New(termtext.Line(err.Error()))
+		return out, errors.New(termtext.LineTerminal(err.Error()))
 	}
 	return out, nil
 }

@@ -177,10 +177,10 @@ func questionLines(q prompt.Question) []string {
 		head = append(head, fmt.Sprintf("(%d of %d)", q.Index+1, q.Count))
 	}
 	if q.Header != "" {
-		head = append(head, "["+termtext.Line(q.Header)+"]")
+		head = append(head, "["+termtext.LineTerminal(q.Header)+"]")
 	}
 	if q.Title != "" && q.Title != q.Message {
-		head = append(head, termtext.Line(q.Title))
+		head = append(head, termtext.LineTerminal(q.Title))
 	}
 	var lines []string
 	if len(head) > 0 {
@@ -198,7 +198,7 @@ func questionLines(q prompt.Question) []string {
 // displayLines escapes text and splits it into lines; tabs become spaces so
 // survey counts the width it redraws correctly.
 func displayLines(s string) []string {
-	s = strings.ReplaceAll(termtext.Text(strings.TrimRight(s, "\n")), "\t", "    ")
+	s = strings.ReplaceAll(termtext.TextTerminal(strings.TrimRight(s, "\n")), "\t", "    ")
 	return strings.Split(s, "\n")
 }
 

@@ -56,11 +56,12 @@ func TestFormatMessage(t *testing.T) {
 		Message: "Pick\none\x1b[2J", Title: "T", Header: "H", Hint: "a\thint",
 		Index: 1, Count: 3,
 	}
-	want := "(2 of 3) [H] T\n  Pick\n  one\\x1b[2J (Esc to dismiss)\n  a    hint"
+	// The escape is drawn in reverse video: text cannot imitate it.
+	want := "(2 of 3) [H] T\n  Pick\n  one\x1b[7m\\x1b\x1b[27m[2J (Esc to dismiss)\n  a    hint"
 	if got := formatMessage(q, dismissTag); got != want {
 		t.Errorf("formatMessage =\n%q\nwant\n%q", got, want)
 	}
-	if got := summaryMessage(q); got != "(2 of 3) [H] T\n  Pick\n  one\\x1b[2J" {
+	if got := summaryMessage(q); got != "(2 of 3) [H] T\n  Pick\n  one\x1b[7m\\x1b\x1b[27m[2J" {
 		t.Errorf("summaryMessage = %q", got)
 	}
 	if got := formatMessage(prompt.Question{Message: "Same", Title: "Same"}); got != "Same" {

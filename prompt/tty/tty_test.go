@@ -473,7 +473,7 @@ func TestMultiSelectWithCustom(t *testing.T) {
 func TestEscapedDefaultAnswersRaw(t *testing.T) {
 	q := prompt.Question{Kind: prompt.KindText, Message: "Colour?", Default: json.RawMessage(`"red\u001b[0m"`)}
 	ans, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
-		tm.Expect(`(red\x1b[0m)`)
+		tm.Expect("(red\x1b[7m\\x1b\x1b[27m[0m)") // the escape in reverse video
 		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"red\u001b[0m"`, "")
