@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hitl-dev/hitl/config"
@@ -352,7 +353,14 @@ func (r *Run) toolDeps(asker *prompt.Asker) tools.Deps {
 	var callStates map[string]json.RawMessage
 	if r.loaded != nil {
 		approvals = r.loaded.Approvals
-		toolApprovals = r.loaded.ToolApprovals
+		// An MCP tool's "for this session" approval lasts until the run
+		// stops: its servers start anew, so it is asked again (DESIGN
+		// §10); other tools' (fetch origins) carry over like shell's.
+		for _, k := range r.loaded.ToolApprovals {
+			if !strings.HasPrefix(k, "mcp:") {
+				toolApprovals = append(toolApprovals, k)
+			}
+		}
 		resumed = r.state.Messages
 		callStates = r.loaded.CallStates
 	}

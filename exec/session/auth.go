@@ -59,18 +59,14 @@ func LoadKey(getenv func(string) string) (Key, error) {
 	return Key{secret: k, From: path, heads: heads}, nil
 }
 
-// headPath is where the last MAC of the journal of run runID at path is
-// kept (bound to the run too: another run's journal later written at the
-// same path, on another machine, is not mistaken for this one cut short).
-func (k Key) headPath(path, runID string) string {
-	if k.heads == "" {
+// headPath is where the last MAC of the journal of run runID is kept:
+// keyed by the run alone, so a journal cut short is refused wherever it
+// was copied to (DESIGN §12), not only at the path it was written to.
+func (k Key) headPath(_, runID string) string {
+	if k.heads == "" || runID == "" {
 		return ""
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(abs + "\x00" + runID))
+	sum := sha256.Sum256([]byte("run\x00" + runID))
 	return filepath.Join(k.heads, hex.EncodeToString(sum[:16]))
 }
 

@@ -146,15 +146,22 @@ func TestJournalCutShortIsRefused(t *testing.T) {
 		t.Fatalf("cut journal: err = %v, want a TamperedError at line 4", err)
 	}
 
-	// The same cut journal moved to another path (another machine, or a
-	// state dir that kept nothing for it): nothing to compare, it opens.
+	// The same cut journal copied to another path: refused all the same
+	// (the kept MAC is the run's, wherever its journal is, DESIGN §12).
 	moved := filepath.Join(dir, "moved.jsonl")
 	if err := os.WriteFile(moved, cut, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	j3, _, err := Open(moved, key)
+	if _, _, err := Open(moved, key); !errors.As(err, &te) || !strings.Contains(err.Error(), "cut short") {
+		t.Fatalf("cut journal copied elsewhere: err = %v, want it refused", err)
+	}
+	// On a machine that kept nothing for the run (another state dir), there
+	// is nothing to compare: it opens.
+	elsewhere := key
+	elsewhere.heads = t.TempDir()
+	j3, _, err := Open(moved, elsewhere)
 	if err != nil {
-		t.Fatalf("moved journal refused: %v", err)
+		t.Fatalf("journal on a machine that kept nothing refused: %v", err)
 	}
 	j3.Close()
 
