@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hitl-dev/hitl/exec/permissions"
 	"io"
 	"path/filepath"
 	"slices"
@@ -22,7 +23,7 @@ import (
 // (DESIGN §11), keeping only those its tools: filter names. Their approvals
 // are the gate's (Build wraps every exec.Acting tool); on a resumed run,
 // think and todo rebuild their state from the conversation (d.Resumed).
-func buildBuiltin(cfg *config.Config, ts *config.Toolset, d Deps) ([]exec.Tool, error) {
+func buildBuiltin(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.Checker) ([]exec.Tool, error) {
 	switch ts.Type {
 	case "filesystem":
 		fs := filesystem.New(filesystemOptions(ts, d))
@@ -55,7 +56,10 @@ func buildBuiltin(cfg *config.Config, ts *config.Toolset, d Deps) ([]exec.Tool, 
 		}
 		return filter(ts, s.Tools()), nil
 	case "fetch":
-		o := fetch.Options{Timeout: ts.Timeout}
+		o := fetch.Options{Timeout: ts.Timeout, Judge: func(u string) (bool, bool) {
+			v := checker.Tool(fetch.Name, map[string]any{"urls": []any{u}})
+			return v.Decision == permissions.Allow, v.Decision == permissions.Deny || v.Decision == permissions.Ask
+		}}
 		if d.Secrets != nil {
 			o.Secrets = d.Secrets
 		}

@@ -152,7 +152,7 @@ func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.
 	case "interaction":
 		return interaction.New(d.Asker), nil
 	case "filesystem", "think", "todo", "memory", "fetch", "script":
-		return buildBuiltin(cfg, ts, d)
+		return buildBuiltin(cfg, ts, d, checker)
 	case "mcp":
 		return buildMCP(ts, d)
 	}

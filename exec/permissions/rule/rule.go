@@ -56,7 +56,11 @@ func Parse(text string) (Rule, error) {
 		}
 	}
 	for i, name := range names {
-		r.Args = append(r.Args, Arg{Name: name, Glob: compileGlob(globs[i])})
+		g := compileGlob(globs[i])
+		if name == "url" || name == "urls" {
+			g = compileURLGlob(globs[i])
+		}
+		r.Args = append(r.Args, Arg{Name: name, Glob: g})
 	}
 	tool := strings.Join(toolParts, ":")
 	if strings.TrimSpace(tool) == "" {
@@ -87,28 +91,56 @@ func validArgName(s string) bool {
 // and with case: unlike a rule, a directory named in another case is
 // another directory.
 func MatchPath(glob, path string) bool {
-	re, err := regexp.Compile(strings.Replace(compileGlob(glob).String(), "(?is)", "(?s)", 1))
+	re, err := regexp.Compile(`(?s)\A` + globRegexp(glob, false) + `\z`)
 	return err == nil && re.MatchString(path)
 }
 
 func compileGlob(glob string) *regexp.Regexp {
+	return regexp.MustCompile(`(?is)\A` + globRegexp(glob, false) + `\z`)
+}
+
+// compileURLGlob is compileGlob for a URL (url=, urls=): in the host part
+// of the pattern (between :// and the first /, ? or #), * and ? never match
+// across /, ?, #, @ or \, so http://*.docs.example.com/* never admits
+// http://127.0.0.1:8080/?.docs.example.com/ (DESIGN §12). A pattern
+// without :// is an ordinary glob.
+func compileURLGlob(glob string) *regexp.Regexp {
+	scheme, rest, ok := strings.Cut(glob, "://")
+	if !ok {
+		return compileGlob(glob)
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+		if strings.HasSuffix(rest, "*") && !strings.HasSuffix(rest, `\*`) {
+			end-- // https://* : the last * is the rest of any URL
+		}
+	}
+	return regexp.MustCompile(`(?is)\A` + globRegexp(scheme, false) + `://` + globRegexp(rest[:end], true) + globRegexp(rest[end:], false) + `\z`)
+}
+
+// globRegexp is the regexp of a glob; within a host, * and ? stay in it.
+func globRegexp(glob string, host bool) string {
 	var b strings.Builder
-	b.WriteString(`(?is)\A`)
 	rs := []rune(glob)
 	for i := 0; i < len(rs); i++ {
-		switch c := rs[i]; c {
-		case '*':
+		switch c := rs[i]; {
+		case c == '*' && host:
+			b.WriteString(`[^/?#@\\]*`)
+		case c == '?' && host:
+			b.WriteString(`[^/?#@\\]`)
+		case c == '*':
 			b.WriteString(`.*`)
-		case '?':
+		case c == '?':
 			b.WriteString(`.`)
-		case '\\':
+		case c == '\\':
 			if i+1 < len(rs) {
 				i++
 				b.WriteString(regexp.QuoteMeta(string(rs[i])))
 			} else {
 				b.WriteString(`\\`)
 			}
-		case '[':
+		case c == '[':
 			if class, n, ok := globClass(rs[i:]); ok {
 				b.WriteString(class)
 				i += n - 1
@@ -119,8 +151,7 @@ func compileGlob(glob string) *regexp.Regexp {
 			b.WriteString(regexp.QuoteMeta(string(c)))
 		}
 	}
-	b.WriteString(`\z`)
-	return regexp.MustCompile(b.String())
+	return b.String()
 }
 
 // globClass translates a [...] class at the start of rs; n is its length.

@@ -84,3 +84,26 @@ func TestMatchPath(t *testing.T) {
 		}
 	}
 }
+
+// A URL pattern's host part never matches across /, ?, #, @ or \ (DESIGN
+// §12): the host is judged as a host, whatever follows it.
+func TestURLGlob(t *testing.T) {
+	for _, tt := range []struct {
+		glob, url string
+		want      bool
+	}{
+		{"http://*.docs.example.com/*", "http://api.docs.example.com/x", true},
+		{"http://*.docs.example.com/*", "http://127.0.0.1:38291/?.docs.example.com/", false},
+		{"http://*.docs.example.com/*", "http://127.0.0.1:38291/x/.docs.example.com/", false},
+		{"http://*.docs.example.com/*", "http://evil.com#.docs.example.com/", false},
+		{"http://*.docs.example.com/*", "http://x@evil.com/.docs.example.com/", false},
+		{"https://docs.x/public/*", "https://docs.x/public/a/b", true},
+		{"https://docs.x/public/*", "https://docs.x/admin/a", false},
+		{"https://*", "https://anything.example/path?q", true},
+		{"http://127.0.0.1:8080/*", "http://127.0.0.1:8080/a", true},
+	} {
+		if got := compileURLGlob(tt.glob).MatchString(tt.url); got != tt.want {
+			t.Errorf("%q on %q: %v, want %v", tt.glob, tt.url, got, tt.want)
+		}
+	}
+}

@@ -69,6 +69,10 @@ type Options struct {
 	Transport http.RoundTripper
 	// UserAgent is sent with each request (default "hitl").
 	UserAgent string
+	// Judge says what the permissions rules decide of fetching a URL
+	// alone: allowed by a rule, or refused (denied or asked). A redirect
+	// within the origin is re-judged with it (DESIGN §12). Nil: no rules.
+	Judge func(url string) (allowed, refused bool)
 }
 
 // Tool is the fetch tool.
@@ -294,6 +298,33 @@ func (t *Tool) mask(r result) result {
 	return r
 }
 
+// judgeRedirect re-judges a redirect within the origin: a target the rules
+// refuse is not followed, nor one that a rule allowing the first URL does
+// not allow (/public/* redirected to /admin/...). A first URL a person
+// approved covers its origin.
+func (t *Tool) judgeRedirect(from, to *url.URL) error {
+	if t.opts.Judge == nil {
+		return nil
+	}
+	allowed, refused := t.opts.Judge(to.String())
+	if refused {
+		return &redirectRefused{to: to, why: "the permissions rules do not let it run unasked"}
+	}
+	if fromAllowed, _ := t.opts.Judge(from.String()); fromAllowed && !allowed {
+		return &redirectRefused{to: to, why: "the rule that allowed the first URL does not allow it"}
+	}
+	return nil
+}
+
+// redirectRefused stops a redirect within the origin that the rules do not
+// cover as they covered the first URL.
+type redirectRefused struct {
+	to  *url.URL
+	why string
+}
+
+func (e *redirectRefused) Error() string { return "redirect refused: " + e.why }
+
 // redirectError stops a redirect that leaves the approved origin.
 type redirectError struct{ to *url.URL }
 
@@ -308,6 +339,9 @@ func (t *Tool) fetch(ctx context.Context, u *url.URL, format string, timeout tim
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if origin(req.URL) != origin(u) {
 				return &redirectError{to: req.URL}
+			}
+			if err := t.judgeRedirect(u, req.URL); err != nil {
+				return err
 			}
 			if len(via) >= maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
@@ -372,6 +406,10 @@ func accept(format string) string {
 
 // describe says why a request failed, in words for the model.
 func describe(ctx context.Context, err error, timeout time.Duration) string {
+	var rr *redirectRefused
+	if errors.As(err, &rr) {
+		return fmt.Sprintf("the server redirects to %s, which was not followed: %s; fetch that URL in a new call (it needs its own approval)", shown(rr.to), rr.why)
+	}
 	var re *redirectError
 	if errors.As(err, &re) {
 		return fmt.Sprintf("the server redirects to %s, on another host: it was not followed; fetch that URL in a new call to follow it (it needs its own approval)", shown(re.to))
