@@ -15,6 +15,8 @@ import (
 // backslash is drawn as itself, an escape sequence shows as \x1b in reverse
 // video) and
 // shortens it, keeping its first and its last lines on the screen.
+const viewLabel = "View the whole text"
+
 func TestTTYTallWriteDiff(t *testing.T) {
 	var content strings.Builder
 	content.WriteString(`C:\\temp\\evil \e]0;pwned\a first line\n`)
@@ -35,10 +37,14 @@ agents:
       - type: filesystem
 `
 	r := startTTYAgent(t, agent, ptytest.NewSize(t, 100, 30), false, "exec", "--prompt", "tty", "agent.yaml")
-	if !r.ExpectSettled("Yes, once") {
+	// Too tall to read whole: only viewing it or No are offered.
+	if !r.ExpectSettled(viewLabel) {
 		t.FailNow()
 	}
 	screen := r.Screen()
+	if strings.Contains(screen, "Yes, once") {
+		t.Errorf("approving options offered before the text was viewed:\n%s", screen)
+	}
 	for _, want := range []string{`+C:\temp\evil \x1b]0;pwned\x07 first line`, "write_file run.sh: new file", "lines left out", "+rm -rf ~ the decisive last line", "No"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, screen)

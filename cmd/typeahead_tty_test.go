@@ -98,7 +98,8 @@ func TestTTYTypeAheadNeverAnswers(t *testing.T) {
 }
 
 // A command taller than the terminal: its harmful first line stays on the
-// screen, with the count of lines left out and its last lines.
+// screen, with the count of lines left out and its last lines; only viewing
+// it whole or No is offered (Enter: No).
 func TestTTYTallCommandShowsFirstLine(t *testing.T) {
 	var heredoc strings.Builder
 	heredoc.WriteString("rm -rf ./precious && cat > notes.txt <<'EOF'\\n")
@@ -119,14 +120,17 @@ agents:
       - type: shell
 `
 	r := startTTYAgent(t, agent, ptytest.NewSize(t, 100, 30), false, "exec", "--prompt", "tty", "agent.yaml")
-	if !r.ExpectSettled("Yes, for this session") {
+	if !r.ExpectSettled("View the whole text") {
 		t.FailNow()
 	}
 	screen := r.Screen()
-	for _, want := range []string{"rm -rf ./precious", "lines left out", "harmless note 79", "Yes, once", "No"} {
+	for _, want := range []string{"rm -rf ./precious", "lines left out", "harmless note 79", "No"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, screen)
 		}
+	}
+	if strings.Contains(screen, "Yes, once") {
+		t.Errorf("approving options offered before the text was viewed:\n%s", screen)
 	}
 	r.Send(ptytest.KeyEnter) // No is preselected
 	if code := r.wait(); code != 0 {

@@ -59,7 +59,14 @@ func (s *session) choice(q prompt.Question, tags []string) (prompt.Answer, error
 		tags = escSendsDefault(q, tags)
 	}
 	opts, describe := labels(q)
-	msg := s.message(q, min(len(opts), pageSize)+2, tags...)
+	reserve := min(len(opts), pageSize) + 2
+	if no, err := s.viewFirst(q, reserve, tags); err != nil || no != nil {
+		if err != nil {
+			return prompt.Answer{}, err
+		}
+		return check(q, *no)
+	}
+	msg := s.message(q, reserve, tags...)
 	sel := &survey.Select{Message: msg, Options: opts, Description: describe}
 	if i, ok := preselect(q); ok {
 		sel.Default = i
@@ -155,6 +162,12 @@ func (s *session) freeText(q prompt.Question, chosen []string) (prompt.Answer, e
 }
 
 func (s *session) confirm(q prompt.Question, tags []string) (prompt.Answer, error) {
+	if no, err := s.viewFirst(q, 2, tags); err != nil || no != nil {
+		if err != nil {
+			return prompt.Answer{}, err
+		}
+		return check(q, *no)
+	}
 	msg := s.message(q, 2, tags...)
 	c := &survey.Confirm{Message: msg}
 	if q.PreselectDefault() {

@@ -189,7 +189,8 @@ func TestConsentChoicePreselection(t *testing.T) {
 }
 
 // A command taller than the terminal shows its first lines (a harmful first
-// line), how many lines were left out, and its last lines.
+// line), how many lines were left out, and its last lines; it offers only
+// viewing it whole or No (Enter: No) until the person has read it all.
 func TestTallCommandShowsBothEnds(t *testing.T) {
 	lines := []string{"Run this command?", "rm -rf ~/important && cat > /tmp/notes <<'EOF'"}
 	for i := range 80 {
@@ -203,16 +204,19 @@ func TestTallCommandShowsBothEnds(t *testing.T) {
 	t.Cleanup(func() { fe.Close() })
 	var screen string
 	ans, err := waiting(t, tm, fe, q, func(func() bool) {
-		if !tm.ExpectSettled("Yes, for this session") {
+		if !tm.ExpectSettled("View the whole text") {
 			return
 		}
 		screen = tm.Screen()
 		tm.Send(ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"no"`, "")
-	for _, want := range []string{"rm -rf ~/important", "lines left out", "harmless note 79", "EOF", "Yes, once", "No"} {
+	for _, want := range []string{"rm -rf ~/important", "lines left out", "harmless note 79", "EOF", "No"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, screen)
 		}
+	}
+	if strings.Contains(screen, "Yes, once") {
+		t.Errorf("approving options offered before the text was viewed:\n%s", screen)
 	}
 }
