@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // checkArgumentKeys refuses arguments that two readers could read
@@ -37,7 +38,7 @@ func walkKeys(dec *json.Decoder, where string, declared map[string]json.RawMessa
 				return err
 			}
 			key := kt.(string)
-			folded := strings.ToLower(key)
+			folded := foldKey(key)
 			if prev, ok := seen[folded]; ok {
 				if prev == key {
 					return fmt.Errorf("the key %q is given twice%s", key, at(where))
@@ -48,7 +49,7 @@ func walkKeys(dec *json.Decoder, where string, declared map[string]json.RawMessa
 			if top {
 				if _, ok := declared[key]; !ok {
 					for p := range declared {
-						if strings.EqualFold(p, key) {
+						if foldKey(p) == folded {
 							return fmt.Errorf("the key %q differs only in case from the parameter %q: name it exactly", key, p)
 						}
 					}
@@ -70,6 +71,21 @@ func walkKeys(dec *json.Decoder, where string, declared map[string]json.RawMessa
 		return err
 	}
 	return nil
+}
+
+// foldKey is key with each letter replaced by the smallest of its case
+// folding orbit: keys equal under Go's JSON matching (Unicode simple
+// folding: "ſ" is "s", the Kelvin sign "k") have the same foldKey.
+func foldKey(key string) string {
+	var b strings.Builder
+	for _, r := range key {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		b.WriteRune(m)
+	}
+	return b.String()
 }
 
 func at(where string) string {

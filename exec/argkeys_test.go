@@ -18,6 +18,8 @@ func TestCheckArgumentKeys(t *testing.T) {
 		{`{"cmd":"ls","env":{"A":"1","a":"2"}}`, `differ only in case at /env`},
 		{`{"cmd":"ls","list":[{"k":1,"k":2}]}`, `given twice at /list/0`},
 		{`{"cmd":"ls","other":"x"}`, ""},
+		{`{"cmd":"ls","cwd":"/app","Kwd":"x"}`, ""},
+		{`{"urls":["https://ok/"],"urlſ":["http://evil/"]}`, `differ only in case`},
 	}
 	for _, tt := range tests {
 		err := checkArgumentKeys(json.RawMessage(tt.args), params)
