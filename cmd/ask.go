@@ -65,6 +65,7 @@ so the question goes to the terminal, not to those lines.`,
 	f.BoolVar(&opts.JSON, "json", false, "print the answer as JSON {action, content, text, source}")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (the question itself is still drawn on a terminal)")
 	opts.PromptOptions.addFlags(f, true)
+	completeValues(c)
 	return c
 }
 

@@ -77,6 +77,7 @@ Exit status: 0 success, 1 runtime error, 2 usage, config or bad answer line,
 	}
 	addRunFlags(c, opts, true)
 	messageArgs(c)
+	completeValues(c)
 	return c
 }
 

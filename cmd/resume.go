@@ -59,6 +59,8 @@ Exit status as for hitl exec.`,
 	addRunFlags(c, &opts.ExecOptions, false)
 	messageArgs(c)
 	c.Flags().BoolVar(&opts.Force, "force", false, "resume even though the agent file changed")
+	completeValues(c)
+	c.ValidArgsFunction = completeSessions(opts.IO)
 	return c
 }
 

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -20,6 +21,8 @@ agents can run unattended but not unsupervised.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          noArgs,
+		// hitl exce: did you mean exec?
+		SuggestionsMinimumDistance: 2,
 		RunE: func(c *cobra.Command, args []string) error {
 			return c.Help()
 		},
@@ -44,7 +47,11 @@ agents can run unattended but not unsupervised.`,
 
 func noArgs(c *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usagef("unknown command %q for %q\nRun '%s --help' for usage.", args[0], c.CommandPath(), c.CommandPath())
+		mean := ""
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			mean = "\nDid you mean " + strings.Join(s, " or ") + "?"
+		}
+		return usagef("unknown command %q for %q%s\nRun '%s --help' for usage.", args[0], c.CommandPath(), mean, c.CommandPath())
 	}
 	return nil
 }
