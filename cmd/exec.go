@@ -56,7 +56,8 @@ answered by JSON lines on stdin (see hitl help answers).
 
 Exit status: 0 success, 1 runtime error, 2 usage, config or bad answer line,
 3 rejected or cancelled, 4 input required (continue with hitl resume),
-129/130/143 hung up, interrupted or terminated.`,
+129/130/143 hung up, interrupted or terminated, 141 stdout closed (broken
+pipe).`,
 		Example: `  hitl exec agents/hello.yaml "hi"
   hitl exec --json agents/hello.yaml | jq -c .`,
 		Args: minArgs(1, "AGENT.yaml"),
