@@ -58,7 +58,7 @@ so the question goes to the terminal, not to those lines.`,
 	f := c.Flags()
 	f.StringArrayVar(&opts.Choices, "choice", nil, "an option `ID[=LABEL]` (repeatable): a choice question")
 	f.BoolVar(&opts.Multiple, "multiple", false, "allow several choices (printed one per line)")
-	f.BoolVar(&opts.Confirm, "confirm", false, "a yes/no question: exit 0 on yes, 3 on no")
+	f.BoolVar(&opts.Confirm, "confirm", false, "a yes/no question: exit 0 on yes, 3 on no (nothing on stdout)")
 	f.StringVar(&opts.Schema, "schema", "", "JSON Schema the answer must satisfy")
 	f.StringVar(&opts.Default, "default", "", "the default answer offered on the terminal")
 	f.BoolVar(&opts.Secret, "secret", false, "a secret: not echoed on the terminal, never in logs")
@@ -212,7 +212,9 @@ func printAnswer(opts *AskOptions, q prompt.Question, ans prompt.Answer) error {
 		_, err := fmt.Fprintf(out, "%s\n", data)
 		return err
 	}
-	if ans.Action != prompt.Accept {
+	if ans.Action != prompt.Accept || q.Kind == prompt.KindConfirm && ans.Text == "" {
+		// A yes/no answer is the exit code (0 yes, 3 no): stdout stays
+		// clean for hitl ask --confirm ... && ./deploy.sh.
 		return nil
 	}
 	if ans.Text != "" {

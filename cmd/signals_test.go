@@ -254,8 +254,9 @@ func TestAskDefaultOnTTY(t *testing.T) {
 	}{
 		{"number", []string{"--schema", `{"type":"integer","minimum":1}`, "--default", "8080"}, "(Esc to dismiss)", "8080\n", 0},
 		{"choice", []string{"--choice", "staging", "--choice", "production", "--default", "production"}, "production", "production\n", 0},
-		{"confirm yes", []string{"--confirm", "--default", "true"}, "(Y/n)", "true\n", 0},
-		{"confirm no", []string{"--confirm", "--default", "false"}, "(y/N)", "false\n", 3},
+		// A yes/no is answered by the exit code alone.
+		{"confirm yes", []string{"--confirm", "--default", "true"}, "(Y/n)", "", 0},
+		{"confirm no", []string{"--confirm", "--default", "false"}, "(y/N)", "", 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := startTTY(t, false, append([]string{"ask", "Which?"}, tt.args...)...)
