@@ -27,6 +27,13 @@ type Line struct {
 
 var fullFormKeys = map[string]bool{"prompt_id": true, "action": true, "content": true, "text": true}
 
+// notJSONError is an answer line that is not JSON at all.
+type notJSONError struct{ err error }
+
+func (e *notJSONError) Error() string {
+	return fmt.Sprintf("not JSON (%v); answer with a JSON value such as \"staging\" or {\"action\":\"decline\"}", e.err)
+}
+
 // ParseLine parses one answer line (DESIGN §5). skip is true for a blank
 // line. A leading byte-order mark and a trailing \r are dropped.
 //
@@ -48,8 +55,7 @@ func ParseLine(raw []byte) (l Line, skip bool, err error) {
 	}
 	if !json.Valid(raw) {
 		var v any
-		err := json.Unmarshal(raw, &v)
-		return Line{}, false, fmt.Errorf("not JSON (%v); answer with a JSON value such as \"staging\" or {\"action\":\"decline\"}", err)
+		return Line{}, false, &notJSONError{err: json.Unmarshal(raw, &v)}
 	}
 	if k, ok := duplicateKey(raw); ok {
 		// Which one counts depends on who reads the line: hitl (the last)
@@ -149,6 +155,11 @@ func (j *JSONL) Ask(ctx context.Context, q Question) (Answer, error) {
 		skip := false
 		if err == nil {
 			l, skip, err = ParseLine(raw)
+			var notJSON *notJSONError
+			if errors.As(err, &notJSON) {
+				// Say what this question takes, not a made-up example.
+				err = fmt.Errorf("not JSON (%v): %s, as JSON (a string in quotes, true and false bare; {\"action\":\"decline\"} declines)", notJSON.err, expectation(q))
+			}
 		}
 		if skip {
 			continue
