@@ -38,7 +38,9 @@ package model
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -228,23 +230,27 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	if m.TokenKey != "" {
 		keyVar = m.TokenKey
 	}
-	var key string
-	if keyVar != "" {
-		key = getenv(keyVar)
-		if key == "" && !replay {
-			e := &MissingKeyError{Model: m.Name, Var: keyVar}
-			if m.Provider == "google" && m.TokenKey == "" {
-				e.Alt = GeminiKeyVar
-			}
-			return nil, e
-		}
-	}
 	base := m.BaseURL
 	if base == "" && baseEnv != "" {
 		base = getenv(baseEnv)
 	}
 	if base == "" {
 		base = baseDefault
+	}
+	var key string
+	if keyVar != "" {
+		key = getenv(keyVar)
+		// A local OpenAI-compatible server (llama.cpp, Ollama, vLLM on
+		// this machine) takes no key: none is sent when none is set.
+		// Anywhere else, and whenever token_key names one, it is needed.
+		localNoKey := m.Provider == "openai" && m.TokenKey == "" && loopback(base)
+		if key == "" && !replay && !localNoKey {
+			e := &MissingKeyError{Model: m.Name, Var: keyVar}
+			if m.Provider == "google" && m.TokenKey == "" {
+				e.Alt = GeminiKeyVar
+			}
+			return nil, e
+		}
 	}
 
 	c := provider.Config{
@@ -303,4 +309,19 @@ func sameOrigin(client *http.Client) *http.Client {
 		return nil
 	}
 	return &c
+}
+
+// loopback says whether base is an http(s) URL on this machine: localhost,
+// 127.0.0.0/8 or ::1.
+func loopback(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
