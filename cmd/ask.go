@@ -74,7 +74,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	if err != nil {
 		return err
 	}
-	mode, err := promptMode(opts.IO, opts.Prompt, false)
+	mode, noFE, err := promptModeWhy(opts.IO, opts.Prompt, false)
 	if err != nil {
 		return err
 	}
@@ -83,6 +83,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 		return err
 	}
 	defer closeFE()
+	prompting.NoFrontEnd = noFE
 	progress := &humanSink{err: opts.IO.ErrOut, quiet: opts.Quiet, showQuestions: mode != "tty"}
 	ans, q, err := run.Ask(ctx, prompting, progress, q)
 	if err != nil {

@@ -32,6 +32,16 @@ func (o *PromptOptions) addFlags(f *pflag.FlagSet, withUnanswered bool) {
 // promptMode resolves --prompt: the flag, else HITL_PROMPT, else jsonl when
 // --json, else auto.
 func promptMode(ios *IOStreams, flag string, jsonOut bool) (string, error) {
+	mode, _, err := promptModeWhy(ios, flag, jsonOut)
+	return mode, err
+}
+
+// ciNoFrontEnd says why auto chose no front end under CI.
+const ciNoFrontEnd = "no front end: the CI variable is set and stdin is a terminal nobody types JSON answers into (pass --prompt tty to ask on that terminal, or give the answer with --answers FILE)"
+
+// promptModeWhy is promptMode, and why there is no front end when auto
+// chose none (CI), "" otherwise.
+func promptModeWhy(ios *IOStreams, flag string, jsonOut bool) (string, string, error) {
 	mode, from := flag, "--prompt"
 	if mode == "" {
 		mode, from = ios.Getenv("HITL_PROMPT"), "HITL_PROMPT"
@@ -46,17 +56,17 @@ func promptMode(ios *IOStreams, flag string, jsonOut bool) (string, error) {
 	case "auto":
 		switch {
 		case ios.CanPrompt():
-			return "tty", nil
+			return "tty", "", nil
 		case ios.InCI() && ios.IsStdinTTY():
 			// A CI system that gives the job a pseudo-terminal: nobody
 			// will ever type JSON there, so waiting for it would hang.
-			return "none", nil
+			return "none", ciNoFrontEnd, nil
 		}
-		return "jsonl", nil
+		return "jsonl", "", nil
 	case "tty", "jsonl", "none":
-		return mode, nil
+		return mode, "", nil
 	}
-	return "", usagef("%s %q: expected auto, tty, jsonl or none", from, mode)
+	return "", "", usagef("%s %q: expected auto, tty, jsonl or none", from, mode)
 }
 
 // newPrompting reads the prompt flags: the answers file, the front end of

@@ -29,7 +29,7 @@ func checkRunFlags(opts *ExecOptions) error {
 // the cassette, the spinner), has build make the run, runs it and reports
 // its end.
 func runAgent(ctx context.Context, opts *ExecOptions, build func(run.Options) (*run.Run, error)) (err error) {
-	mode, err := promptMode(opts.IO, opts.Prompt, opts.JSON)
+	mode, noFE, err := promptModeWhy(opts.IO, opts.Prompt, opts.JSON)
 	if err != nil {
 		return err
 	}
@@ -57,6 +57,7 @@ func runAgent(ctx context.Context, opts *ExecOptions, build func(run.Options) (*
 		return err
 	}
 	defer closeFE()
+	prompting.NoFrontEnd = noFE
 	ro := run.Options{
 		Prompting:     prompting,
 		Cassette:      cas,

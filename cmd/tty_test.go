@@ -291,6 +291,11 @@ func TestTTYAutoUnderCIMeansNone(t *testing.T) {
 	if !strings.Contains(r.Screen(), "no front end") {
 		t.Errorf("the screen does not say why nothing was asked:\n%s", r.Screen())
 	}
+	// It says CI caused it, not a flag the person never passed.
+	screen := strings.Join(strings.Fields(r.Screen()), " ")
+	if !strings.Contains(screen, "the CI variable is set") || strings.Contains(screen, "(--prompt none)") {
+		t.Errorf("the screen does not say CI caused it:\n%s", r.Screen())
+	}
 }
 
 // A command running on a terminal shows a spinner with the time elapsed.

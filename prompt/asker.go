@@ -47,8 +47,11 @@ func ParseUnanswered(s string) (Unanswered, error) {
 // policy. It never answers a question silently: an unanswered consent
 // question is cancelled, never defaulted.
 type Asker struct {
-	Sources    []Answerer
-	FrontEnd   FrontEnd // nil: --prompt none
+	Sources  []Answerer
+	FrontEnd FrontEnd // nil: --prompt none
+	// NoFrontEnd says why FrontEnd is nil when the person did not choose
+	// it ("": --prompt none).
+	NoFrontEnd string
 	Timeout    time.Duration
 	Unanswered Unanswered
 	Observer   Observer
@@ -143,7 +146,11 @@ func (a *Asker) obtain(ctx context.Context, q Question) (Answer, error) {
 	}
 	var unanswered *UnansweredError
 	if a.FrontEnd == nil {
-		unanswered = &UnansweredError{Source: SourcePolicy, Reason: "no front end (--prompt none) and no answer in the answers file"}
+		why := "no front end (--prompt none)"
+		if a.NoFrontEnd != "" {
+			why = a.NoFrontEnd
+		}
+		unanswered = &UnansweredError{Source: SourcePolicy, Reason: why + " and no answer in the answers file"}
 	} else {
 		ans, err := a.askFrontEnd(ctx, q)
 		if err == nil {

@@ -17,6 +17,7 @@ import (
 func Ask(ctx context.Context, p Prompting, sink exec.Sink, q prompt.Question) (prompt.Answer, prompt.Question, error) {
 	a := &prompt.Asker{
 		FrontEnd:   p.FrontEnd,
+		NoFrontEnd: p.NoFrontEnd,
 		Timeout:    p.Timeout,
 		Unanswered: p.Unanswered,
 		Observer:   &promptEvents{sink: sink},

@@ -35,6 +35,9 @@ type Prompting struct {
 	FrontEnd   prompt.FrontEnd     // nil: --prompt none
 	Timeout    time.Duration
 	Unanswered prompt.Unanswered
+	// NoFrontEnd says why FrontEnd is nil when the person did not choose
+	// --prompt none ("" for them).
+	NoFrontEnd string
 }
 
 // Options are what a run takes from the command line, checked.
@@ -293,6 +296,7 @@ func (r *Run) model() (exec.Model, error) {
 func (r *Run) asker() *prompt.Asker {
 	a := &prompt.Asker{
 		FrontEnd:   r.opts.FrontEnd,
+		NoFrontEnd: r.opts.NoFrontEnd,
 		Timeout:    r.opts.Timeout,
 		Unanswered: r.opts.Unanswered,
 		Observer:   observers{&promptEvents{sink: r.opts.Sink}, r.journal},
