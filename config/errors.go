@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/hitl-dev/hitl/internal/suggest"
 )
 
 // Error is one problem in an agent file, at a position.
@@ -44,38 +46,5 @@ func (es Errors) sorted() Errors {
 // didYouMean returns ` (did you mean "x"?)` for the closest candidate within
 // a small edit distance, or "".
 func didYouMean(word string, candidates []string) string {
-	best, bestDist := "", 3
-	if len(word) <= 4 {
-		bestDist = 2
-	}
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(word), c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.DidYouMean(word, candidates)
 }

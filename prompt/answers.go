@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/hitl-dev/hitl/exec/permissions/rule"
+	"github.com/hitl-dev/hitl/internal/suggest"
 	"github.com/hitl-dev/hitl/internal/yamlsize"
 	"gopkg.in/yaml.v3"
 )
@@ -67,6 +68,9 @@ type rawEntry struct {
 	Repeat  bool            `json:"repeat"`
 	Cwd     string          `json:"cwd"`
 }
+
+// entryKeys are the keys of an answers-file entry.
+var entryKeys = []string{"match", "tool", "cwd", "action", "content", "text", "repeat"}
 
 // MaxAnswersFile is the most bytes an answers file may hold. Each entry's
 // content, like an answer line, is at most MaxLine (aliases included).
@@ -135,7 +139,11 @@ func (f *AnswersFile) parseJSONL(data []byte) error {
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&raw); err != nil {
-			return f.bad(n, 1, "expected an entry {match?, tool?, cwd?, action?, content?, text?, repeat?}: %v", err)
+			hint := ""
+			if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+				hint = suggest.DidYouMean(strings.Trim(name, `"`), entryKeys)
+			}
+			return f.bad(n, 1, "expected an entry {match?, tool?, cwd?, action?, content?, text?, repeat?}: %v%s", err, hint)
 		}
 		if err := f.add(raw, fmt.Sprintf("%s:%d:1", f.path, n)); err != nil {
 			return f.bad(n, 1, "%v", err)
@@ -195,7 +203,7 @@ func (f *AnswersFile) parseYAML(data []byte) error {
 					raw.Content, err = json.Marshal(x)
 				}
 			default:
-				return f.bad(k.Line, k.Column, "unknown key %q; expected match, tool, cwd, action, content, text or repeat", k.Value)
+				return f.bad(k.Line, k.Column, "unknown key %q%s; expected match, tool, cwd, action, content, text or repeat", k.Value, suggest.DidYouMean(k.Value, entryKeys))
 			}
 			if err != nil {
 				return f.bad(v.Line, v.Column, "%s: %v", k.Value, err)
