@@ -109,7 +109,12 @@ func (s *humanSink) Emit(e exec.Event) {
 		if s.showQuestions {
 			s.progress("  answer %s (%s): %s\n", e.PromptID, e.Source, describeAnswer(e))
 		}
-		s.spinTool() // the call goes on
+		// The call goes on: what it runs starts now, not when it was
+		// asked, so the time a question waited is not counted.
+		if s.running != "" {
+			s.runningSince = time.Now()
+		}
+		s.spinTool()
 	case *exec.ErrorEvent:
 		// errors are printed once by Main
 	}

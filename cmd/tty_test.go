@@ -344,3 +344,31 @@ func TestTTYDeployConfirmationPreselectsNo(t *testing.T) {
 		t.Errorf("deployed on a stray Enter: %s", r.stdout.String())
 	}
 }
+
+// The spinner counts from when the command starts, not from when its
+// approval was drawn: the time a question waited for a person is not the
+// command's.
+func TestTTYElapsedTimeStartsAfterTheApproval(t *testing.T) {
+	const agent = `models:
+  m:
+    provider: script
+    script:
+      - tool_calls: [{name: shell, arguments: {cmd: "sleep 2; echo slept"}}]
+      - text: done
+agents:
+  root:
+    model: m
+    toolsets: [{type: shell}]
+`
+	r := startTTYAgent(t, agent, ptytest.New(t), false, "exec", "agent.yaml")
+	r.mustExpectSettled("Yes, once")
+	time.Sleep(3 * time.Second) // the person reads the question
+	r.Send(ptytest.KeyUp, ptytest.KeyUp, ptytest.KeyEnter)
+	r.mustExpect("running shell (1s)")
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit %d; screen:\n%s", code, r.Screen())
+	}
+	if raw := r.Raw(); strings.Contains(raw, "running shell (3s)") || strings.Contains(raw, "running shell (4s)") {
+		t.Errorf("the spinner counted the time the approval was on screen")
+	}
+}
