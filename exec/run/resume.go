@@ -53,6 +53,9 @@ func Resume(path string, ro ResumeOptions, opts Options, selectModel func(*confi
 func resume(journal *session.Journal, loaded *session.Loaded, ro ResumeOptions, opts Options, selectModel func(*config.Config, *config.Agent) (*config.Model, error)) (*Run, error) {
 	h := loaded.Header
 	if _, err := os.Stat(h.AgentFile); err != nil && !filepath.IsAbs(h.AgentFile) {
+		if h.Dir != "" {
+			return nil, usagef("the session's agent file %s is not here: its path is relative to the directory the run started in, %s; run hitl resume from there (cd %s)", h.AgentFile, h.Dir, h.Dir)
+		}
 		return nil, usagef("the session's agent file %s is not here: its path is relative to the directory the run started in; run hitl resume from there", h.AgentFile)
 	}
 	cfg, err := config.Load(h.AgentFile, ro.LookupEnv)

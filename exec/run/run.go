@@ -134,6 +134,7 @@ func New(cfg *config.Config, agent *config.Agent, message string, opts Options) 
 		AgentSHA256: cfg.SHA256,
 		Agent:       agent.Name,
 		Message:     message,
+		Dir:         startDir(),
 	}, key)
 	if err != nil {
 		return nil, err
@@ -435,6 +436,12 @@ func modelLabel(m *config.Model) string {
 		return m.Provider + "/" + m.Name
 	}
 	return m.Provider + "/" + m.Model
+}
+
+// startDir is the directory the run starts in ("" when unknown).
+func startDir() string {
+	wd, _ := os.Getwd()
+	return wd
 }
 
 func relativeToWD(path string) string {

@@ -15,12 +15,14 @@ import (
 
 // Summary describes a kept session, for hitl sessions.
 type Summary struct {
-	ID        string      `json:"id"`
-	Path      string      `json:"path"`
-	Agent     string      `json:"agent"`
-	AgentFile string      `json:"agent_file"`
-	Status    exec.Status `json:"status"` // "" when the run never recorded an end (killed)
-	Modified  time.Time   `json:"modified"`
+	ID        string `json:"id"`
+	Path      string `json:"path"`
+	Agent     string `json:"agent"`
+	AgentFile string `json:"agent_file"`
+	// Dir is the directory the run started in (hitl resume runs there).
+	Dir      string      `json:"dir,omitempty"`
+	Status   exec.Status `json:"status"` // "" when the run never recorded an end (killed)
+	Modified time.Time   `json:"modified"`
 	// Pending is the question the run waits for ("p3 user_prompt"), when
 	// it stopped for input.
 	Pending string `json:"pending,omitempty"`
@@ -53,7 +55,7 @@ func List(dir string) ([]Summary, error) {
 		if l, err := readFile(path); err != nil {
 			s.Err = err.Error()
 		} else {
-			s.Agent, s.AgentFile, s.Status = l.Header.Agent, l.Header.AgentFile, l.Status
+			s.Agent, s.AgentFile, s.Dir, s.Status = l.Header.Agent, l.Header.AgentFile, l.Header.Dir, l.Status
 			if l.Status == exec.StatusInputRequired && l.LastPrompt > 0 {
 				s.Pending = fmt.Sprintf("p%d", l.LastPrompt)
 				if calls := exec.PendingCalls(l.State.Messages); len(calls) > 0 {

@@ -37,6 +37,9 @@ type Header struct {
 	Agent       string `json:"agent"`
 	// Message is the first user turn (the script model's .Message).
 	Message string `json:"message"`
+	// Dir is the directory the run started in: where hitl resume finds
+	// the agent file (AgentFile is relative to it).
+	Dir string `json:"dir,omitempty"`
 }
 
 // record is one line of the journal.
