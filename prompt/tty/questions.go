@@ -310,9 +310,9 @@ func (s *session) form(q prompt.Question) (prompt.Answer, error) {
 
 // field asks one field of form and returns its JSON value.
 func (s *session) field(form prompt.Question, f prompt.Field, fq prompt.Question) (json.RawMessage, error) {
-	if !fq.Consent.IsConsent() && form.Consent.IsConsent() {
-		fq.Consent = form.Consent
-	}
+	// Each field is what it is: the yes/no field of a form is consent (it
+	// starts on No, takes keys only after a moment); its other fields show
+	// their defaults, which Enter takes, as a person sees them.
 	if isConsent(fq) {
 		s.in.hold = consentHold
 	}

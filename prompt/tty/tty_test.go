@@ -481,3 +481,26 @@ func TestEscapedDefaultAnswersRaw(t *testing.T) {
 		t.Errorf("the default was drawn unescaped")
 	}
 }
+
+// A form that also holds a yes/no field (MCP server-everything's does):
+// every other field shows its default and Enter takes it, since a person
+// saw it; the yes/no field itself still starts on No.
+func TestFormWithAYesNoFieldShowsDefaults(t *testing.T) {
+	q, err := prompt.FromSchema(json.RawMessage(`{"type":"object","properties":{
+		"name":{"type":"string","title":"Name","default":"demo"},
+		"replicas":{"type":"integer","title":"Replicas","default":3},
+		"verbose":{"type":"boolean","title":"Verbose"}},"required":["name","replicas","verbose"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Message = "Configure"
+	ans, err, _ := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.ExpectSettled("(demo)")
+		tm.Send(ptytest.KeyEnter)
+		tm.ExpectSettled("(3)")
+		tm.Send(ptytest.KeyEnter)
+		tm.ExpectSettled("(y/N)")
+		tm.Send(ptytest.KeyEnter)
+	})
+	wantAnswer(t, ans, err, prompt.Accept, `{"name":"demo","replicas":3,"verbose":false}`, "")
+}
