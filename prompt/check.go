@@ -77,7 +77,7 @@ func check(q Question, a Answer) (Answer, error) {
 	if err != nil {
 		return a, err
 	}
-	if len(q.Schema) > 0 && q.Kind != KindChoice {
+	if len(q.Schema) > 0 && (q.Kind != KindChoice || q.Multiple) { // a multi-select: minItems, maxItems
 		if err := validate(q.Schema, a.Content); err != nil {
 			return a, err
 		}

@@ -316,22 +316,30 @@ func (s *session) field(form prompt.Question, f prompt.Field, fq prompt.Question
 	if isConsent(fq) {
 		s.in.hold = consentHold
 	}
-	var (
-		ans prompt.Answer
-		err error
-	)
-	if fq.Kind == prompt.KindText {
-		ans, err = s.text(fq, nil, !f.Required)
-	} else {
-		ans, err = s.question(fq, nil)
+	for {
+		var (
+			ans prompt.Answer
+			err error
+		)
+		if fq.Kind == prompt.KindText {
+			ans, err = s.text(fq, nil, !f.Required)
+		} else {
+			ans, err = s.question(fq, nil)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ans.Text != "" {
+			return json.Marshal(ans.Text)
+		}
+		// The field's own schema (minItems of a multi-select, say) is
+		// checked here: a wrong field is asked again, not the whole form.
+		if _, err := prompt.Check(fq, ans); err != nil {
+			s.invalid(err)
+			continue
+		}
+		return ans.Content, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	if ans.Text != "" {
-		return json.Marshal(ans.Text)
-	}
-	return ans.Content, nil
 }
 
 // heading draws a line in survey's style that is not a prompt (a form's

@@ -504,3 +504,28 @@ func TestFormWithAYesNoFieldShowsDefaults(t *testing.T) {
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `{"name":"demo","replicas":3,"verbose":false}`, "")
 }
+
+// A multi-select field's minItems is checked on that field: too few
+// choices ask that field again, not every field of the form from the first.
+func TestFormFieldMinItemsAsksThatFieldAgain(t *testing.T) {
+	q, err := prompt.FromSchema(json.RawMessage(`{"type":"object","properties":{
+		"name":{"type":"string","title":"Name"},
+		"features":{"type":"array","title":"Features","items":{"type":"string","enum":["metrics","traces","logs"]},"minItems":1}},"required":["name","features"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Message = "Configure"
+	ans, err, tm := askOn(t, q, func(tm *ptytest.Terminal) {
+		tm.ExpectSettled("Name")
+		tm.Send("svc", ptytest.KeyEnter)
+		tm.ExpectSettled("metrics")
+		tm.Send(ptytest.KeyEnter) // nothing chosen
+		tm.Expect("minItems")
+		tm.ExpectSettled("metrics")
+		tm.Send(" ", ptytest.KeyEnter) // metrics
+	})
+	wantAnswer(t, ans, err, prompt.Accept, `{"features":["metrics"],"name":"svc"}`, "")
+	if n := strings.Count(tm.Raw(), "Name"); n > 2 {
+		t.Errorf("the whole form was asked again (Name drawn %d times)", n)
+	}
+}
