@@ -57,6 +57,11 @@ func promptModeWhy(ios *IOStreams, flag string, jsonOut bool) (string, string, e
 		switch {
 		case ios.CanPrompt():
 			return "tty", "", nil
+		case ios.IsStdinTTY() && !ios.InCI():
+			// stderr redirected (2>log) with a person at the terminal:
+			// ask there (on /dev/tty), never wait for JSON on a blank
+			// screen.
+			return "tty", "", nil
 		case ios.InCI() && ios.IsStdinTTY():
 			// A CI system that gives the job a pseudo-terminal: nobody
 			// will ever type JSON there, so waiting for it would hang.

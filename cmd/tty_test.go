@@ -372,3 +372,52 @@ agents:
 		t.Errorf("the spinner counted the time the approval was on screen")
 	}
 }
+
+// stderr redirected (hitl exec agent.yaml 2>log) with a person at the
+// terminal: the question is still asked on the terminal (/dev/tty), never
+// left waiting for JSON on a blank screen.
+func TestTTYStderrRedirectedStillAsksOnTheTerminal(t *testing.T) {
+	hitl, err := exec.LookPath("hitl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(ttyAgent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm := ptytest.New(t)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(hitl, "exec", "agent.yaml")
+	cmd.Dir = dir
+	cmd.Env = append(filteredEnv(), "XDG_STATE_HOME="+filepath.Join(dir, "state"), "TERM=xterm")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tm.Tty(), &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tm.Tty().Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	if !tm.ExpectSettled("(Esc to dismiss)") {
+		t.FailNow()
+	}
+	tm.Send(ptytest.KeyDown, ptytest.KeyEnter)
+	_ = tm.ReadToEnd()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("hitl: %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("hitl did not exit; screen:\n%s", tm.Screen())
+	}
+	if got := stdout.String(); got != "deploying to staging\n" {
+		t.Errorf("stdout = %q", got)
+	}
+}
