@@ -54,11 +54,20 @@ func refusal(q prompt.Question) (prompt.Answer, bool) {
 // the refusal when the person picks No, or nil once they have viewed the
 // whole text.
 func (s *session) viewFirst(q prompt.Question, reserve int, tags []string) (*prompt.Answer, error) {
-	no, ok := refusal(q)
-	if !isConsent(q) || !ok || !s.shortened(q, reserve, tags...) {
+	if !isConsent(q) || (q.Kind != prompt.KindChoice && q.Kind != prompt.KindConfirm) || !s.shortened(q, reserve, tags...) {
 		return nil, nil
 	}
 	msg := s.message(q, 4, tags...) + "\n  (the text is longer than the screen: view it whole before you can approve it)"
+	no, ok := refusal(q)
+	if !ok {
+		// A remote user_choice: only the tool server knows which option
+		// refuses; Esc dismisses (its default), else view it first.
+		_, err := s.run(&survey.Select{Message: msg, Options: []string{viewLabel}}, nil, summaryMessage(q))
+		if err != nil {
+			return nil, err
+		}
+		return nil, s.page(q, tags)
+	}
 	// No is preselected: Enter out of habit refuses.
 	v, err := s.run(&survey.Select{Message: msg, Options: []string{viewLabel, noLabel}, Default: noLabel}, nil, summaryMessage(q))
 	if err != nil {

@@ -220,3 +220,33 @@ func TestTallCommandShowsBothEnds(t *testing.T) {
 		t.Errorf("approving options offered before the text was viewed:\n%s", screen)
 	}
 }
+
+// A remote user_choice whose prompt is taller than the terminal: none of
+// its options (only the tool server knows which refuses) is offered until
+// the person has viewed the whole prompt; Esc still dismisses.
+func TestTallRemoteChoiceIsViewedFirst(t *testing.T) {
+	lines := []string{"Apply this change?"}
+	for i := range 80 {
+		lines = append(lines, fmt.Sprintf("changed line %d", i))
+	}
+	q := prompt.Question{
+		Kind: prompt.KindChoice, Consent: prompt.ConsentChoice, Message: strings.Join(lines, "\n"),
+		Options: []prompt.Option{{ID: "0", Label: "Apply"}, {ID: "1", Label: "Skip"}},
+		Default: json.RawMessage(`"1"`),
+	}
+	tm := ptytest.NewSize(t, 100, 30)
+	fe := tty.New(tm.Tty(), tm.Tty())
+	t.Cleanup(func() { fe.Close() })
+	var screen string
+	ans, err := waiting(t, tm, fe, q, func(func() bool) {
+		if !tm.ExpectSettled("View the whole text") {
+			return
+		}
+		screen = tm.Screen()
+		tm.Send(ptytest.KeyEsc)
+	})
+	wantAnswer(t, ans, err, prompt.Cancel, "", "")
+	if strings.Contains(screen, "Apply\n") || strings.Contains(screen, "> Apply") || strings.Contains(screen, "  Skip") {
+		t.Errorf("options offered before the prompt was viewed:\n%s", screen)
+	}
+}
