@@ -16,12 +16,44 @@ func Alive(pgid int) bool {
 	if syscall.Kill(-pgid, 0) != nil {
 		return false
 	}
+	alive := false
+	if !each(func(p Proc) bool {
+		if p.Pgrp == pgid && !p.Zombie {
+			alive = true
+		}
+		return !alive
+	}) {
+		return true // /proc cannot be read: assume it is
+	}
+	return alive
+}
+
+// Proc is what /proc/PID/stat says of a process.
+type Proc struct {
+	Pid, PPid, Pgrp int
+	Zombie          bool // a zombie or dead process: it runs no more
+}
+
+// Parents maps each process to its parent.
+func Parents() map[int]int {
+	out := map[int]int{}
+	each(func(p Proc) bool {
+		out[p.Pid] = p.PPid
+		return true
+	})
+	return out
+}
+
+// each calls fn for every process until fn returns false; false when
+// /proc cannot be read.
+func each(fn func(Proc) bool) bool {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return true
+		return false
 	}
 	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
 			continue
 		}
 		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
@@ -34,12 +66,14 @@ func Alive(pgid int) bool {
 			continue
 		}
 		f := bytes.Fields(data[i+1:])
-		if len(f) < 3 || f[0][0] == 'Z' || f[0][0] == 'X' {
+		if len(f) < 3 {
 			continue
 		}
-		if g, err := strconv.Atoi(string(f[2])); err == nil && g == pgid {
-			return true
+		ppid, _ := strconv.Atoi(string(f[1]))
+		pgrp, _ := strconv.Atoi(string(f[2]))
+		if !fn(Proc{Pid: pid, PPid: ppid, Pgrp: pgrp, Zombie: f[0][0] == 'Z' || f[0][0] == 'X'}) {
+			break
 		}
 	}
-	return false
+	return true
 }
