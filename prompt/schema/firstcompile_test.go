@@ -8,10 +8,9 @@ import (
 )
 
 // TestMain compiles from several goroutines at once before any other test,
-// so the first Compile of the process (which compiles the draft
-// metaschemas once, internal/jsonschema/jsonschema) runs concurrently: `go test
-// -race` checks it, and each schema must still be checked against its
-// metaschema (a bad keyword value is refused).
+// so the first Compile of the process runs concurrently: `go test -race`
+// checks it, and each schema must still have its keyword values checked (a
+// bad keyword value is refused).
 func TestMain(m *testing.M) {
 	if err := concurrentFirstCompile(8); err != nil {
 		fmt.Fprintln(os.Stderr, "concurrent first Compile:", err)
