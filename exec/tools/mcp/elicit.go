@@ -54,7 +54,7 @@ func (c *Client) answer(ctx context.Context, st *callState, p *sdk.ElicitParams,
 	case "url":
 		res, err = c.askURL(ctx, st, p, id)
 	case "form":
-		q, single, perr := formQuestion(p)
+		q, single, perr := formQuestion(p, &c.order)
 		if perr != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "hitl cannot ask this elicitation: " + perr.Error()}
 		}
@@ -93,8 +93,8 @@ type form struct {
 	empty  bool   // no fields: asked as a yes/no to go on
 }
 
-func formQuestion(p *sdk.ElicitParams) (form, string, error) {
-	raw, err := json.Marshal(p.RequestedSchema)
+func formQuestion(p *sdk.ElicitParams, order *fieldOrder) (form, string, error) {
+	raw, err := order.schema(p.RequestedSchema)
 	if err != nil {
 		return form{}, "", err
 	}

@@ -138,6 +138,8 @@ type Client struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	order fieldOrder // the order of each form's fields, as the server wrote them
 }
 
 // Start starts (stdio) or connects to (remote) the server, completes the
@@ -190,6 +192,7 @@ func (c *Client) start(ctx context.Context) error {
 		return errors.New("no command and no url")
 	}
 
+	transport = &orderTransport{Transport: transport, order: &c.order}
 	client := sdk.NewClient(&sdk.Implementation{Name: "hitl", Version: "1"}, &sdk.ClientOptions{
 		ElicitationHandler: c.elicit,
 		// hitl does the rounds of a call that needs input itself, so a

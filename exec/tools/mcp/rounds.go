@@ -289,7 +289,7 @@ func secretForm(p *sdk.ElicitParams) bool {
 	if p == nil || p.URL != "" || p.Mode == "url" {
 		return false
 	}
-	f, _, err := formQuestion(p)
+	f, _, err := formQuestion(p, nil)
 	if err != nil {
 		return true // not asked anyway; keep nothing of it
 	}
