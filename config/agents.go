@@ -11,8 +11,8 @@ import (
 )
 
 var (
-	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files", "fallback"}
-	unsupportedAgentKeys = []string{"sub_agents", "handoffs", "rag", "hooks", "structured_output", "skills", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
+	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files", "fallback", "sub_agents", "handoffs"}
+	unsupportedAgentKeys = []string{"rag", "hooks", "structured_output", "skills", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
 )
 
 func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
@@ -45,6 +45,10 @@ func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
 			a.Toolsets = l.toolsets(v)
 		case "add_prompt_files":
 			a.PromptFiles = l.promptFiles(v)
+		case "sub_agents":
+			a.SubAgents = l.agentRefs(v, "sub_agents")
+		case "handoffs":
+			a.Handoffs = l.agentRefs(v, "handoffs")
 		}
 	})
 	a.Model = l.resolveModel(a, k, modelNode, models)

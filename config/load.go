@@ -176,6 +176,7 @@ func (l *loader) parse(data []byte) {
 		k, v := agentsNode.Content[i], agentsNode.Content[i+1]
 		l.cfg.Agents = append(l.cfg.Agents, l.agent(k, v, models))
 	}
+	l.checkTeam()
 	if permissionsNode != nil {
 		l.permissions(permissionsNode)
 	}

@@ -63,12 +63,19 @@ var toolsetTypes = map[string]toolsetType{
 	}},
 	"fetch":  {keys: []string{"tools", "timeout"}, tools: []tool{{"fetch", []string{"urls", "timeout", "format"}}}},
 	"script": {keys: []string{"tools", "shell", "env"}},
+	"background_agents": {keys: []string{"tools"}, tools: []tool{
+		{"run_background_agent", []string{"agent", "task", "expected_output"}},
+		{"list_background_agents", nil},
+		{"view_background_agent", []string{"task_id"}},
+		{"stop_background_agent", []string{"task_id"}},
+		{"wait_background_agents", []string{"task_ids", "timeout"}},
+	}},
 }
 
 // cagent features hitl does not implement: named so the error can say
 // "not supported by hitl" instead of "unknown".
 var (
-	unsupportedToolsets = []string{"api", "a2a", "lsp", "background_agents", "transfer_task", "rag", "openapi", "tasks", "user_prompt_v2", "model_picker", "handoff", "skills", "deferred"}
+	unsupportedToolsets = []string{"api", "a2a", "lsp", "transfer_task", "rag", "openapi", "tasks", "user_prompt_v2", "model_picker", "handoff", "skills", "deferred"}
 	// cagent toolset keys hitl implements on no type.
 	unsupportedToolKeys = []string{"instruction", "defer", "toon", "model", "models", "config", "version", "sandbox", "env_file", "file_types", "api_config"}
 	remoteToolKeys      = []string{"name", "description", "parameters"}

@@ -123,7 +123,18 @@ type Agent struct {
 	// their contents to the system prompt, in this order.
 	PromptFiles []string
 	Toolsets    []*Toolset
-	Pos         Pos
+	// SubAgents are the agents transfer_task may give a task to, Handoffs
+	// those handoff may hand the conversation to (DESIGN §13); each names
+	// an agent of the file.
+	SubAgents []AgentRef
+	Handoffs  []AgentRef
+	Pos       Pos
+}
+
+// AgentRef is an agent named in sub_agents or handoffs, where it is named.
+type AgentRef struct {
+	Name string
+	Pos  Pos
 }
 
 // Command is one of an agent's commands (hitl exec AGENT /NAME).

@@ -47,6 +47,9 @@ type MessageEvent struct {
 	Header
 	Role string `json:"role"`
 	Text string `json:"text"`
+	// Agent is the agent that wrote it; TaskID its background task.
+	Agent  string `json:"agent,omitempty"`
+	TaskID string `json:"task_id,omitempty"`
 	// Final marks the turn that ended the run (no tool calls); not part of
 	// the JSON contract, used by the human renderer.
 	Final bool `json:"-"`
@@ -59,6 +62,8 @@ type ToolCallEvent struct {
 	Arguments json.RawMessage `json:"arguments"`
 	// Server is the MCP server of the tool ("" for other tools).
 	Server string `json:"server,omitempty"`
+	Agent  string `json:"agent,omitempty"`
+	TaskID string `json:"task_id,omitempty"`
 }
 
 type ToolResultEvent struct {
@@ -67,6 +72,8 @@ type ToolResultEvent struct {
 	Name    string `json:"name"`
 	Result  string `json:"result"`
 	IsError bool   `json:"is_error"`
+	Agent   string `json:"agent,omitempty"`
+	TaskID  string `json:"task_id,omitempty"`
 }
 
 type PromptRequest struct {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/internal/termtext"
+	"github.com/hitl-dev/hitl/prompt"
 	"github.com/hitl-dev/hitl/prompt/schema"
 )
 
@@ -56,6 +57,23 @@ type Runner struct {
 	// asks again for the secrets it lost); its error ends the run.
 	Before func(ctx context.Context) error
 
+	// Agent names the agent on every event and question (DESIGN §13);
+	// TaskID is its background task, Member says it is not the agent the
+	// run started with.
+	Agent  string
+	TaskID string
+	Member bool
+	// Nested: the runner runs inside another agent's tool call (a
+	// sub-agent, a background agent): its last text is that call's
+	// result, not the run's.
+	Nested bool
+	// IDPrefix is put before the ids of the model's tool calls, so a
+	// sub-agent's calls never share an id with another agent's (answers
+	// and questions are kept by call id).
+	IDPrefix string
+	// OnHandoff gives the agent a handoff goes on with; nil: no handoffs.
+	OnHandoff func(ctx context.Context, agent string) (Member, error)
+
 	byName  map[string]Tool
 	schemas map[string]*schema.Schema
 }
@@ -99,11 +117,15 @@ func (r *Runner) Run(ctx context.Context, st *State) (Outcome, error) {
 		st.Usage = st.Usage.Add(turn.Usage)
 		msg := turn.Message
 		msg.Role = RoleAssistant
+		msg.Agent = r.Agent
+		for i := range msg.ToolCalls {
+			msg.ToolCalls[i].ID = r.IDPrefix + msg.ToolCalls[i].ID
+		}
 		if err := r.append(st, msg); err != nil {
 			return Outcome{}, err
 		}
 		if msg.Text != "" {
-			r.emit(&MessageEvent{Role: string(RoleAssistant), Text: msg.Text, Final: len(msg.ToolCalls) == 0}, "message")
+			r.emit(&MessageEvent{Role: string(RoleAssistant), Text: msg.Text, Final: len(msg.ToolCalls) == 0 && !r.Nested, Agent: r.Agent, TaskID: r.TaskID}, "message")
 		}
 	}
 }
@@ -150,7 +172,7 @@ func PendingCalls(msgs []Message) []ToolCall {
 
 // runCalls runs calls in order; done is true when a tool ended the run.
 func (r *Runner) runCalls(ctx context.Context, st *State, calls []ToolCall) (Outcome, bool, error) {
-	for _, call := range calls {
+	for i, call := range calls {
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, false, err
 		}
@@ -158,25 +180,79 @@ func (r *Runner) runCalls(ctx context.Context, st *State, calls []ToolCall) (Out
 		if len(args) == 0 || !json.Valid(args) {
 			args = json.RawMessage("{}") // the event's arguments field is always an object
 		}
-		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args, Server: r.server(call.Name)}, "tool.call")
+		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args, Server: r.server(call.Name), Agent: r.Agent, TaskID: r.TaskID}, "tool.call")
 		res, err := r.call(ctx, call)
 		if err != nil {
 			return Outcome{}, false, err
 		}
-		msg := Message{Role: RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: res.Text, IsError: res.IsError}
+		msg := Message{Role: RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: res.Text, IsError: res.IsError, Handoff: res.Handoff}
 		if err := r.append(st, msg); err != nil {
 			return Outcome{}, false, err
 		}
-		r.emit(&ToolResultEvent{CallID: call.ID, Name: call.Name, Result: res.Text, IsError: res.IsError}, "tool.result")
+		r.emit(&ToolResultEvent{CallID: call.ID, Name: call.Name, Result: res.Text, IsError: res.IsError, Agent: r.Agent, TaskID: r.TaskID}, "tool.result")
 		if res.End != nil {
 			return *res.End, true, nil
+		}
+		if res.Handoff != "" {
+			return Outcome{}, false, r.handOff(ctx, st, res.Handoff, calls[i+1:])
 		}
 	}
 	return Outcome{}, false, nil
 }
 
+// handOff goes on with agent: the calls of the turn after the handoff
+// are not run (each gets a result saying so), and the next turn is the
+// other agent's.
+func (r *Runner) handOff(ctx context.Context, st *State, agent string, skipped []ToolCall) error {
+	for _, c := range skipped {
+		text := fmt.Sprintf("not run: the conversation was handed off to %s before this call", agent)
+		if err := r.append(st, Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Text: text, IsError: true}); err != nil {
+			return err
+		}
+		r.emit(&ToolResultEvent{CallID: c.ID, Name: c.Name, Result: text, IsError: true, Agent: r.Agent, TaskID: r.TaskID}, "tool.result")
+	}
+	if r.OnHandoff == nil {
+		return fmt.Errorf("handoff to %s: this run cannot hand off", agent)
+	}
+	m, err := r.OnHandoff(ctx, agent)
+	if err != nil {
+		return fmt.Errorf("handoff to %s: %w", agent, err)
+	}
+	r.Use(m)
+	return nil
+}
+
+// Member is one agent's part of a run (DESIGN §13): what a runner works
+// with, and what a handoff switches it to.
+type Member struct {
+	Name            string
+	Model           Model
+	Tools           []Tool
+	System          string
+	MaxIterations   int
+	VerdictRequired bool
+	// Member: not the agent the run started with.
+	Member bool
+}
+
+// Use makes the runner work as m from the next model turn on.
+func (r *Runner) Use(m Member) {
+	r.Agent, r.Model, r.Tools, r.System, r.Member = m.Name, m.Model, m.Tools, m.System, m.Member
+	if m.MaxIterations > 0 {
+		r.MaxIterations = m.MaxIterations
+	}
+	r.VerdictRequired = m.VerdictRequired
+	r.byName, r.schemas = nil, nil
+}
+
 // call runs one tool call; mistakes of the model become error results.
 func (r *Runner) call(ctx context.Context, call ToolCall) (Result, error) {
+	if err := r.prepare(); err != nil {
+		return Result{}, err
+	}
+	if r.Agent != "" {
+		ctx = prompt.WithAgent(ctx, prompt.From{Agent: r.Agent, TaskID: r.TaskID, Member: r.Member})
+	}
 	tool, ok := r.byName[call.Name]
 	if !ok {
 		return Result{IsError: true, Text: fmt.Sprintf("unknown tool %q; the tools available are: %s", call.Name, strings.Join(r.names(), ", "))}, nil

@@ -28,6 +28,12 @@ type Message struct {
 	// Thinking holds provider reasoning blocks that must be sent back as they
 	// came (Anthropic's signed thinking blocks).
 	Thinking []Thinking `json:"thinking,omitempty"`
+	// Agent is the agent whose model wrote an assistant message (its
+	// model state is restored from it on resume).
+	Agent string `json:"agent,omitempty"`
+	// Handoff, on a handoff's result, is the agent the conversation went
+	// on with (DESIGN §13): a resumed run continues with it.
+	Handoff string `json:"handoff,omitempty"`
 }
 
 // Thinking is one reasoning block of an assistant turn. Signature is the

@@ -18,6 +18,11 @@ type Result struct {
 	// (verdict, a cancelled AskUserQuestion). Later calls of the turn are not
 	// run.
 	End *Outcome
+	// Handoff, when set, is the agent the conversation goes on with after
+	// this call (DESIGN §13): the runner takes its instruction, model and
+	// tools (Runner.OnHandoff). Later calls of the turn are not run: they
+	// were the other agent's.
+	Handoff string
 }
 
 // Status is how a run ended, as reported in run.finished.

@@ -107,6 +107,9 @@ func (a *Asker) seen(id string) {
 // placeholders. Errors: *StopError (the policy is stop), *BadAnswerError,
 // ErrInterrupted, or the context's error.
 func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
+	if f, ok := ctx.Value(fromKey{}).(From); ok && q.Agent == "" {
+		q.Agent, q.TaskID, q.Member = f.Agent, f.TaskID, f.Member
+	}
 	if q.Count == 0 {
 		q.Count = 1
 	}

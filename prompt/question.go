@@ -51,6 +51,13 @@ type Question struct {
 	Secret  bool            `json:"secret"`
 	// Schema is the JSON Schema that an accepted answer's content satisfies.
 	Schema json.RawMessage `json:"schema"`
+	// Agent is the agent whose tool asks, TaskID its background task
+	// (DESIGN §13); the Asker sets them from the context (WithAgent).
+	Agent  string `json:"agent,omitempty"`
+	TaskID string `json:"task_id,omitempty"`
+	// Member: a sub-agent, a background agent or an agent handed off to
+	// asks, not the agent the run started with; front ends name it.
+	Member bool `json:"-"`
 	// Subject is the whole text a consent question approves (a command
 	// line, the call shown for approval); an answers-file entry answers a
 	// consent question only when its match covers all of it (DESIGN §5).
