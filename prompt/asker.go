@@ -62,6 +62,10 @@ type Asker struct {
 
 	mu   sync.Mutex
 	next int // number of the next question id
+	// asking is held while a question is asked: the agents of a run
+	// (background agents run concurrently) ask one question at a time
+	// (DESIGN §13), each answer going to the question it was given for.
+	asking sync.Mutex
 }
 
 // SetNext sets the number of the next question id (kept across resume).
@@ -107,6 +111,11 @@ func (a *Asker) seen(id string) {
 // placeholders. Errors: *StopError (the policy is stop), *BadAnswerError,
 // ErrInterrupted, or the context's error.
 func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
+	a.asking.Lock()
+	defer a.asking.Unlock()
+	if err := ctx.Err(); err != nil {
+		return Answer{}, err
+	}
 	if f, ok := ctx.Value(fromKey{}).(From); ok && q.Agent == "" {
 		q.Agent, q.TaskID, q.Member = f.Agent, f.TaskID, f.Member
 	}

@@ -91,6 +91,8 @@ type Run struct {
 	loaded *session.Loaded
 	// sandbox starts every child of the run (startSandbox).
 	sandbox *sandbox.Sandbox
+	// team is what the run's agents share (Do sets it up).
+	team *members
 }
 
 // Result is how a run ended, for the command line to report.
@@ -173,22 +175,25 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	defer r.Close() // when the run never started
 	unregister := onHardExit(ctx, r.journal.Flush)
 	defer unregister()
-	m, err := r.model()
+	active := r.activeAgent()
+	m, stateful, err := r.modelFor(active, "", r.message)
 	if err != nil {
 		return res, err
 	}
+	r.journal.Model = stateful
 	if err := r.startSandbox(); err != nil {
 		return res, err
 	}
 
+	// A background agent's question nobody answered stops the whole run:
+	// it cancels ctx with that error as the cause.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	asker := r.asker()
+	r.team = &members{asker: asker, shared: r.shared(), stop: stop, ctx: ctx}
+	defer r.team.closeAll()
 	r.emit(&exec.RunStarted{RunID: r.runID, Agent: r.agent.Name, Model: modelLabel(r.opts.Model), Session: r.journal.Path(), Sandbox: string(r.sandbox.Mechanism())}, "run.started")
-	system, err := SystemPrompt(r.agent, r.now(), r.opts.WorkingDir, tools.Instructions(r.agent, r.toolDeps(asker)))
-	var toolList []exec.Tool
-	closeTools := func() {}
-	if err == nil {
-		toolList, closeTools, err = r.tools(ctx, asker)
-	}
+	mem, err := r.member(ctx, active, m, []string{active.Name})
 	if err != nil {
 		// A tool that cannot start (an MCP server): the run ends before
 		// it began, with status error; a resumed run keeps its session.
@@ -197,20 +202,15 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 		r.finished(err, code, Status(code, err), exec.Outcome{}, res)
 		return res, err
 	}
-	defer closeTools()
 
-	maxIter := r.agent.MaxIterations
-	if r.opts.MaxIterations > 0 {
-		maxIter = r.opts.MaxIterations
-	}
 	runner := &exec.Runner{
-		Model:           m,
-		Tools:           toolList,
-		System:          system,
-		MaxIterations:   maxIter,
-		VerdictRequired: tools.VerdictRequired(r.agent),
-		Sink:            r.opts.Sink,
-		Journal:         r.journal,
+		Sink:      r.opts.Sink,
+		Journal:   r.journal,
+		OnHandoff: r.handoff("", []string{active.Name}, func(s session.Stateful) { r.journal.Model = s }),
+	}
+	runner.Use(mem)
+	if r.opts.MaxIterations > 0 {
+		runner.MaxIterations = r.opts.MaxIterations
 	}
 	if r.loaded != nil {
 		runner.Before = func(ctx context.Context) error {
@@ -219,6 +219,7 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 		}
 	}
 	outcome, runErr := runner.Run(ctx, r.state)
+	r.team.closeAll() // background agents end with the run
 	if runErr != nil && ctx.Err() != nil {
 		if cause := context.Cause(ctx); cause != nil {
 			runErr = cause
@@ -269,27 +270,6 @@ func (r *Run) now() time.Time {
 	return time.Now()
 }
 
-// model makes the run's model and restores its state from the session.
-func (r *Run) model() (exec.Model, error) {
-	m, err := model.New(r.opts.Model, model.Options{Getenv: r.opts.Getenv, Message: r.message, Cassette: r.opts.Cassette, OnDelta: r.opts.OnDelta})
-	if err != nil {
-		return nil, err
-	}
-	if stateful, ok := m.(session.Stateful); ok {
-		r.journal.Model = stateful
-		if r.loaded != nil && len(r.loaded.ModelState) > 0 {
-			if err := stateful.Restore(r.loaded.ModelState); err != nil {
-				return nil, fmt.Errorf("session %s: model state: %w", r.journal.Path(), err)
-			}
-		}
-	}
-	var out exec.Model = m
-	if r.opts.WrapModel != nil {
-		out = r.opts.WrapModel(m)
-	}
-	return out, nil
-}
-
 // asker is the run's question machinery, with answers looked for in this
 // order: the session being resumed (never for approvals), the answers
 // file, the front end, then the unanswered policy. Every question and
@@ -320,12 +300,11 @@ func (r *Run) asker() *prompt.Asker {
 	return a
 }
 
-// tools starts the agent's MCP servers and builds its tools, asking
-// through asker. closeTools stops what they hold (the servers' process
-// groups, the remote callback server); a hard exit kills the servers.
-func (r *Run) tools(ctx context.Context, asker *prompt.Asker) (list []exec.Tool, closeTools func(), err error) {
-	deps := r.toolDeps(asker)
-	servers, err := tools.StartMCP(ctx, r.cfg, r.agent, deps)
+// toolsOf starts agent a's MCP servers and builds its tools. closeTools
+// stops what they hold (the servers' process groups, the remote callback
+// server); a hard exit kills the servers.
+func (r *Run) toolsOf(ctx context.Context, a *config.Agent, deps tools.Deps) (list []exec.Tool, closeTools func(), err error) {
+	servers, err := tools.StartMCP(ctx, r.cfg, a, deps)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -337,12 +316,12 @@ func (r *Run) tools(ctx context.Context, asker *prompt.Asker) (list []exec.Tool,
 		}
 	}
 	deps.MCP = servers
-	list, err = tools.Build(r.cfg, r.agent, deps)
+	list, err = tools.Build(r.cfg, a, deps)
 	if err != nil {
 		stopServers()
 		return nil, nil, err
 	}
-	for _, w := range tools.RuleWarnings(r.cfg, r.agent, list) {
+	for _, w := range tools.RuleWarnings(r.cfg, a, list) {
 		r.notice("warning: %s", w)
 	}
 	return list, func() {
@@ -351,21 +330,36 @@ func (r *Run) tools(ctx context.Context, asker *prompt.Asker) (list []exec.Tool,
 	}, nil
 }
 
+// shared are the approvals every agent of the run shares: those given
+// before a resume, and those given from now on (journaled).
+func (r *Run) shared() *tools.Shared {
+	approvals, toolApprovals := r.priorApprovals()
+	return tools.NewShared(approvals, toolApprovals, r.journal.ToolApproval)
+}
+
+// priorApprovals are the approvals for the session a resumed run carries
+// over.
+func (r *Run) priorApprovals() (approvals, toolApprovals []string) {
+	if r.loaded == nil {
+		return nil, nil
+	}
+	// An MCP tool's "for this session" approval lasts until the run
+	// stops: its servers start anew, so it is asked again (DESIGN §10);
+	// other tools' (fetch origins) carry over like shell's.
+	for _, k := range r.loaded.ToolApprovals {
+		if !strings.HasPrefix(k, "mcp:") {
+			toolApprovals = append(toolApprovals, k)
+		}
+	}
+	return r.loaded.Approvals, toolApprovals
+}
+
 // toolDeps is what the agent's toolsets need from the run.
-func (r *Run) toolDeps(asker *prompt.Asker) tools.Deps {
-	var approvals, toolApprovals []string
+func (r *Run) toolDeps(asker *prompt.Asker, chain []string) tools.Deps {
+	approvals, toolApprovals := r.priorApprovals()
 	var resumed []exec.Message
 	var callStates map[string]json.RawMessage
 	if r.loaded != nil {
-		approvals = r.loaded.Approvals
-		// An MCP tool's "for this session" approval lasts until the run
-		// stops: its servers start anew, so it is asked again (DESIGN
-		// §10); other tools' (fetch origins) carry over like shell's.
-		for _, k := range r.loaded.ToolApprovals {
-			if !strings.HasPrefix(k, "mcp:") {
-				toolApprovals = append(toolApprovals, k)
-			}
-		}
 		resumed = r.state.Messages
 		callStates = r.loaded.CallStates
 	}
@@ -394,6 +388,11 @@ func (r *Run) toolDeps(asker *prompt.Asker) tools.Deps {
 		OnCallState:    r.journal.CallState,
 		Notice:         func(msg string) { r.notice("%s", msg) },
 		Getenv:         r.getenv,
+		Shared:         r.team.shared,
+		Team: &tools.Team{
+			Starter: starter{r}, Chain: chain, Ctx: r.team.ctx, Record: r.recordTask,
+			Fail: func(err error) { r.team.stop(err) }, Tasks: r.tasks(),
+		},
 	}
 }
 

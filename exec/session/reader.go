@@ -40,6 +40,16 @@ type Loaded struct {
 	// middle of, by call id (the last record of each call).
 	CallStates map[string]json.RawMessage
 	Status     exec.Status // the last end record; "" when none
+	// Frames are the conversations of sub-agents and background agents,
+	// by frame (DESIGN §13).
+	Frames map[string]*exec.State
+	// ModelStates are the models' positions by frame and agent
+	// (ModelKey), from the last assistant message of each.
+	ModelStates map[string]json.RawMessage
+	// Tasks are the background tasks, the last record of each, in the
+	// order they started.
+	Tasks []json.RawMessage
+	taskIndex map[string]int
 
 	size int64 // bytes of the whole records read (a torn last line is not)
 }
@@ -92,6 +102,7 @@ func read(r io.Reader, path string, c *chain) (*Loaded, error) {
 	l := &Loaded{
 		Answers: map[string]map[int]prompt.Answer{}, AnswerIDs: map[string]map[int]string{},
 		FirstPrompt: map[string]int{}, CallStates: map[string]json.RawMessage{},
+		Frames: map[string]*exec.State{}, ModelStates: map[string]json.RawMessage{}, taskIndex: map[string]int{},
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
@@ -167,15 +178,36 @@ func (l *Loaded) apply(rec record) {
 	case "header":
 		l.Header = *rec.Header
 	case "message":
-		l.State.Messages = append(l.State.Messages, *rec.Message)
-		l.State.Iterations = rec.Iterations
+		st := &l.State
+		if rec.Frame != "" {
+			if l.Frames[rec.Frame] == nil {
+				l.Frames[rec.Frame] = &exec.State{}
+			}
+			st = l.Frames[rec.Frame]
+		}
+		st.Messages = append(st.Messages, *rec.Message)
+		st.Iterations = rec.Iterations
 		if rec.Usage != nil {
-			l.State.Usage = *rec.Usage
+			st.Usage = *rec.Usage
 		}
 		if len(rec.ModelState) > 0 {
-			l.ModelState = rec.ModelState
+			if rec.Frame == "" {
+				l.ModelState = rec.ModelState
+			}
+			l.ModelStates[ModelKey(rec.Frame, rec.Message.Agent)] = rec.ModelState
 		}
 		l.Status = ""
+	case "task":
+		var t struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(rec.Task, &t)
+		if i, ok := l.taskIndex[t.ID]; ok {
+			l.Tasks[i] = rec.Task
+		} else {
+			l.taskIndex[t.ID] = len(l.Tasks)
+			l.Tasks = append(l.Tasks, rec.Task)
+		}
 	case "question":
 		num := promptNumber(rec.PromptID)
 		if _, ok := l.FirstPrompt[rec.CallID]; !ok {
@@ -208,6 +240,19 @@ func (l *Loaded) apply(rec record) {
 	case "end":
 		l.Status = rec.Status
 	}
+}
+
+// ModelKey names the model state of agent in frame.
+func ModelKey(frame, agent string) string { return frame + "\x00" + agent }
+
+// Pending are the calls without a result in every conversation of the
+// run: the run's own and its agents' (the ones a resume continues).
+func (l *Loaded) Pending(root []exec.Message) []exec.ToolCall {
+	calls := exec.PendingCalls(root)
+	for _, st := range l.Frames {
+		calls = append(calls, exec.PendingCalls(st.Messages)...)
+	}
+	return calls
 }
 
 func promptNumber(id string) int {

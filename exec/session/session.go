@@ -78,6 +78,14 @@ type record struct {
 	// Sandbox is what confined the run's children (kind sandbox: bwrap,
 	// landlock, none), recorded when the run (or a resume) starts.
 	Sandbox string `json:"sandbox,omitempty"`
+
+	// Frame, on a message, is the conversation it belongs to: "" for the
+	// run's, else the id of the call that started a sub-agent or a
+	// background agent (DESIGN §13).
+	Frame string `json:"frame,omitempty"`
+	// Task is a background task's start or end (kind task), as the team
+	// package writes it.
+	Task json.RawMessage `json:"task,omitempty"`
 }
 
 // Stateful is a model whose position must survive a resume (the script

@@ -81,6 +81,34 @@ func (j *Journal) Message(m exec.Message, st *exec.State) error {
 	return j.err
 }
 
+// In is the journal of the conversation frame (a sub-agent's or a
+// background agent's, DESIGN §13): its messages are recorded with the
+// frame, and model, when set, gives its model's position after each of
+// its turns.
+func (j *Journal) In(frame string, model Stateful) exec.Journal {
+	return &frameJournal{j: j, frame: frame, model: model}
+}
+
+type frameJournal struct {
+	j     *Journal
+	frame string
+	model Stateful
+}
+
+func (f *frameJournal) Message(m exec.Message, st *exec.State) error {
+	r := record{Kind: "message", Frame: f.frame, Message: &m, Iterations: st.Iterations, Usage: &st.Usage}
+	if f.model != nil && m.Role == exec.RoleAssistant {
+		r.ModelState = f.model.State()
+	}
+	f.j.write(r)
+	return f.j.err
+}
+
+// Task records a background task's start or end.
+func (j *Journal) Task(t json.RawMessage) {
+	j.write(record{Kind: "task", Task: t})
+}
+
 // Requested records that a question was asked (its id, so a resumed run asks
 // the pending call's questions under the same ids).
 func (j *Journal) Requested(q prompt.Question) {

@@ -3,11 +3,13 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/hitl-dev/hitl/exec/permissions"
 	"io"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/hitl-dev/hitl/exec/permissions"
+	"github.com/hitl-dev/hitl/exec/tools/team"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
@@ -167,6 +169,8 @@ func Instructions(a *config.Agent, d Deps) []string {
 			text = memory.Instructions
 		case "fetch":
 			text = fetch.Instructions
+		case "background_agents":
+			text = team.Instructions()
 		case "script":
 			// Only the commands the tools: filter keeps.
 			only := *ts

@@ -47,7 +47,13 @@ func TestEveryTypeBuilds(t *testing.T) {
 			if ts == nil {
 				ts = &config.Toolset{Type: typ}
 			}
-			list, err := Build(&config.Config{Path: filepath.Join(dir, "a.yaml")}, &config.Agent{Toolsets: []*config.Toolset{ts}}, Deps{WorkingDir: dir})
+			agent := &config.Agent{Toolsets: []*config.Toolset{ts}}
+			deps := Deps{WorkingDir: dir}
+			if typ == "background_agents" { // runs other agents: needs some, and a run to start them
+				agent.SubAgents = []config.AgentRef{{Name: "helper"}}
+				deps.Team = &Team{}
+			}
+			list, err := Build(&config.Config{Path: filepath.Join(dir, "a.yaml")}, agent, deps)
 			if err != nil {
 				t.Fatal(err)
 			}

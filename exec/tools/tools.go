@@ -2,6 +2,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/tools/interaction"
 	"github.com/hitl-dev/hitl/exec/tools/remote"
 	"github.com/hitl-dev/hitl/exec/tools/shell"
+	"github.com/hitl-dev/hitl/exec/tools/team"
 	"github.com/hitl-dev/hitl/exec/tools/userprompt"
 	"github.com/hitl-dev/hitl/exec/tools/verdict"
 	"github.com/hitl-dev/hitl/prompt"
@@ -72,6 +74,45 @@ type Deps struct {
 	// Notice tells a person what they must know that is not an event
 	// (stderr), if set.
 	Notice func(msg string)
+	// Shared holds what the agents of a run share: the approvals given
+	// for the session (nil: the tools' own).
+	Shared *Shared
+	// Team runs the agents transfer_task and background_agents give work
+	// to (nil: an agent with sub_agents cannot be built).
+	Team *Team
+}
+
+// Shared is what every agent of a run shares (DESIGN §13): approvals given
+// "for this session" hold for all of them.
+type Shared struct {
+	Shell *shell.Approvals
+	tools *sessionApprovals
+}
+
+// NewShared makes the run's shared approvals: shell lines and tool keys
+// approved before (a resumed run), and where new tool keys are recorded.
+func NewShared(lines, keys []string, onKey func(string)) *Shared {
+	s := &Shared{Shell: &shell.Approvals{}, tools: &sessionApprovals{onAdd: onKey}}
+	t := shell.New(shell.Options{Approvals: s.Shell})
+	t.Restore(lines)
+	for _, k := range keys {
+		s.tools.restore(k)
+	}
+	return s
+}
+
+// Team is what an agent's team tools need from the run.
+type Team struct {
+	Starter team.Starter
+	// Chain is the agents above the one being built, ending with it.
+	Chain []string
+	// Ctx, Record, Fail and Tasks are for background agents: the run's
+	// context, where task starts and ends are recorded, how a task stops
+	// the run, and the tasks a resumed run knew.
+	Ctx    context.Context
+	Record func(team.Task)
+	Fail   func(error)
+	Tasks  []team.Task
 }
 
 // Build returns the tools of agent a, in toolset order.
@@ -90,11 +131,14 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 	for _, k := range d.ToolApprovals {
 		session.restore(k)
 	}
+	if d.Shared != nil {
+		session = d.Shared.tools
+	}
 	for _, ts := range a.Toolsets {
 		if ts.Type == "remote" && callbacks == nil {
 			callbacks = remote.NewServer()
 		}
-		tools, err := build(cfg, ts, d, checker, callbacks)
+		tools, err := build(cfg, a, ts, d, checker, callbacks)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d:%d: toolset %s: %w", cfg.Path, ts.Pos.Line, ts.Pos.Col, ts.Type, err)
 		}
@@ -105,7 +149,55 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 			out = append(out, t)
 		}
 	}
+	team, err := teamTools(a, d)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d:%d: agent %s: %w", cfg.Path, a.Pos.Line, a.Pos.Col, a.Name, err)
+	}
+	for _, t := range team {
+		if gates(checker, t) {
+			t = &gated{Tool: t, name: t.Spec().Name, checker: checker, asker: askerOf(d), yolo: d.Yolo, session: session}
+		}
+		out = append(out, t)
+	}
 	return out, nil
+}
+
+// teamTools are transfer_task (sub_agents) and handoff (handoffs).
+func teamTools(a *config.Agent, d Deps) ([]exec.Tool, error) {
+	var out []exec.Tool
+	if len(a.SubAgents) > 0 {
+		if d.Team == nil {
+			return nil, fmt.Errorf("sub_agents: this run cannot start other agents")
+		}
+		out = append(out, &team.Transfer{From: a.Name, SubAgents: refNames(a.SubAgents), Chain: d.Team.Chain, Starter: d.Team.Starter})
+	}
+	if len(a.Handoffs) > 0 {
+		out = append(out, &team.Handoff{From: a.Name, Handoffs: refNames(a.Handoffs)})
+	}
+	return out, nil
+}
+
+func refNames(refs []config.AgentRef) []string {
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.Name
+	}
+	return out
+}
+
+func buildBackground(a *config.Agent, ts *config.Toolset, d Deps) ([]exec.Tool, error) {
+	if d.Team == nil {
+		return nil, fmt.Errorf("this run cannot start other agents")
+	}
+	b := &team.Background{From: a.Name, SubAgents: refNames(a.SubAgents), Chain: d.Team.Chain, Starter: d.Team.Starter,
+		Ctx: d.Team.Ctx, Record: d.Team.Record, Fail: d.Team.Fail}
+	if b.Ctx == nil {
+		b.Ctx = context.Background()
+	}
+	b.Restore(d.Team.Tasks)
+	list := b.Tools()
+	list[0] = withCloser(list[0], b)
+	return filter(ts, list), nil
 }
 
 // gates says whether t's calls go through the gate: a tool that acts, or
@@ -125,8 +217,10 @@ func askerOf(d Deps) prompt.Questioner {
 	return d.Asker
 }
 
-func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.Checker, callbacks *remote.Server) ([]exec.Tool, error) {
+func build(cfg *config.Config, a *config.Agent, ts *config.Toolset, d Deps, checker *permissions.Checker, callbacks *remote.Server) ([]exec.Tool, error) {
 	switch ts.Type {
+	case "background_agents":
+		return buildBackground(a, ts, d)
 	case "remote":
 		return buildRemote(ts, d, callbacks)
 	case "shell":
@@ -134,10 +228,14 @@ func build(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.
 		if d.Secrets != nil {
 			secrets = d.Secrets
 		}
+		var shared *shell.Approvals
+		if d.Shared != nil {
+			shared = d.Shared.Shell
+		}
 		t := shell.New(shell.Options{
 			Env: ts.Env, WorkingDir: ts.WorkingDir, BaseDir: d.WorkingDir, Timeout: ts.Timeout, Shell: ts.Shell, Hide: d.HiddenEnv,
 			Asker: askerOf(d), Secrets: secrets, Permissions: checker, Yolo: d.Yolo, OnApprove: d.OnApproval,
-			Sandbox: d.Sandbox,
+			Sandbox: d.Sandbox, Approvals: shared,
 		})
 		t.Restore(d.Approvals)
 		return []exec.Tool{t}, nil

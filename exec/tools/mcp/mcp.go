@@ -181,9 +181,10 @@ func (c *Client) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		t.Reader = &orderBody{ReadCloser: t.Reader, r: &orderReader{r: t.Reader, order: &c.order}}
 		c.proc, transport = p, t
 	case c.server.URL != "":
-		t, err := remoteTransport(c.server, c.opts)
+		t, err := remoteTransport(c.server, c.opts, &c.order)
 		if err != nil {
 			return err
 		}
@@ -192,7 +193,6 @@ func (c *Client) start(ctx context.Context) error {
 		return errors.New("no command and no url")
 	}
 
-	transport = &orderTransport{Transport: transport, order: &c.order}
 	client := sdk.NewClient(&sdk.Implementation{Name: "hitl", Version: "1"}, &sdk.ClientOptions{
 		ElicitationHandler: c.elicit,
 		// hitl does the rounds of a call that needs input itself, so a

@@ -2,13 +2,10 @@ package mcp
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
+		"encoding/json"
+	"io"
+	"net/http"
 	"sync"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // fieldOrder keeps the order in which a server wrote the fields of its
@@ -165,32 +162,80 @@ func (o *fieldOrder) schema(requested any) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
-// orderTransport notes the field order of what its connections read.
+// maxNoted bounds the line a orderReader looks into: a longer one (a huge
+// tool result) holds no form worth ordering, and is skipped unread.
+const maxNoted = 1 << 20
+
+// orderReader passes a server's bytes on unchanged, and notes the field
+// order of each line (a stdio message, an event stream's data: line, a
+// JSON reply) that holds a requestedSchema. It reads below the SDK, whose
+// own connection types must stay as they are.
+type orderReader struct {
+	r     io.Reader
+	order *fieldOrder
+	line  []byte
+	skip  bool // the current line is past maxNoted
+}
+
+func (o *orderReader) Read(p []byte) (int, error) {
+	n, err := o.r.Read(p)
+	o.feed(p[:n])
+	if err != nil && len(o.line) > 0 && !o.skip {
+		o.note(o.line)
+		o.line = o.line[:0]
+	}
+	return n, err
+}
+
+func (o *orderReader) feed(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		part := b
+		if i >= 0 {
+			part = b[:i]
+		}
+		if !o.skip {
+			if len(o.line)+len(part) > maxNoted {
+				o.skip, o.line = true, o.line[:0]
+			} else {
+				o.line = append(o.line, part...)
+			}
+		}
+		if i < 0 {
+			return
+		}
+		if !o.skip {
+			o.note(o.line)
+		}
+		o.line, o.skip = o.line[:0], false
+		b = b[i+1:]
+	}
+}
+
+func (o *orderReader) note(line []byte) {
+	line = bytes.TrimPrefix(bytes.TrimSpace(line), []byte("data:"))
+	o.order.note(json.RawMessage(line))
+}
+
+// orderBody notes the field order of an HTTP response's forms.
+type orderBody struct {
+	io.ReadCloser
+	r *orderReader
+}
+
+func (b *orderBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// orderTransport notes the field order of the forms in every response.
 type orderTransport struct {
-	sdk.Transport
+	base  http.RoundTripper
 	order *fieldOrder
 }
 
-func (t *orderTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
+func (t *orderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
 	if err != nil {
-		return nil, err
+		return resp, err
 	}
-	return &orderConn{Connection: c, order: t.order}, nil
-}
-
-type orderConn struct {
-	sdk.Connection
-	order *fieldOrder
-}
-
-func (c *orderConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	switch m := msg.(type) {
-	case *jsonrpc.Request:
-		c.order.note(m.Params)
-	case *jsonrpc.Response:
-		c.order.note(m.Result)
-	}
-	return msg, err
+	resp.Body = &orderBody{ReadCloser: resp.Body, r: &orderReader{r: resp.Body, order: t.order}}
+	return resp, nil
 }

@@ -39,7 +39,7 @@ type process struct {
 	waitErr   error
 }
 
-func startProcess(s Server, opts Options) (*process, sdk.Transport, error) {
+func startProcess(s Server, opts Options) (*process, *sdk.IOTransport, error) {
 	p := &process{stderr: newRing(stderrKeep)}
 	// The author wrote the server's command: it keeps the user's write
 	// access; its stdin and stdout are the pipes hitl speaks MCP on.
@@ -176,7 +176,7 @@ func (r *ring) Tail(n int) string {
 }
 
 // remoteTransport is the streamable HTTP or SSE transport of a remote server.
-func remoteTransport(s Server, opts Options) (sdk.Transport, error) {
+func remoteTransport(s Server, opts Options, order *fieldOrder) (sdk.Transport, error) {
 	u, err := url.Parse(s.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("url %q: expected an absolute http(s) URL", s.URL)
@@ -193,7 +193,7 @@ func remoteTransport(s Server, opts Options) (sdk.Transport, error) {
 	if len(s.Headers) > 0 {
 		base = &headerTransport{base: base, headers: s.Headers}
 	}
-	c.Transport = &boundedTransport{base: base}
+	c.Transport = &boundedTransport{base: &orderTransport{base: base, order: order}}
 	client = &c
 	switch s.Transport {
 	case "", TransportStreamable:

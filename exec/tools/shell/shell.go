@@ -83,6 +83,9 @@ type Options struct {
 	// Sandbox starts every command (DESIGN §12); without a mechanism,
 	// allow rules do not let a line run unasked.
 	Sandbox *sandbox.Sandbox
+	// Approvals, when set, holds the lines approved for the session,
+	// shared with the other agents' shell tools (nil: the tool's own).
+	Approvals *Approvals
 	// OnApprove, if set, is told of each command line approved for the
 	// session, as its key (the line, and the cwd it was approved in): the
 	// session journal keeps them for hitl resume, which gives them to
@@ -96,7 +99,7 @@ type Tool struct {
 	dialect permissions.Dialect
 
 	mu       sync.Mutex
-	approved map[string]bool // approvalKey of the lines approved for the session
+	approved *Approvals // the lines approved for the session
 	tmp      string          // the private temp dir of lines run unasked
 }
 
@@ -111,7 +114,11 @@ func New(o Options) *Tool {
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
-	return &Tool{opts: o, dialect: DialectOf(o.Shell), approved: map[string]bool{}}
+	approved := o.Approvals
+	if approved == nil {
+		approved = &Approvals{}
+	}
+	return &Tool{opts: o, dialect: DialectOf(o.Shell), approved: approved}
 }
 
 func (t *Tool) Spec() exec.ToolSpec {
@@ -227,9 +234,7 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 		return refused(exec.Result{IsError: true, Text: ap.Refusal}), nil
 	}
 	if ap.Session {
-		t.mu.Lock()
-		t.approved[key] = true
-		t.mu.Unlock()
+		t.approved.add(key)
 		if t.opts.OnApprove != nil {
 			t.opts.OnApprove(key)
 		}
@@ -276,33 +281,52 @@ func approvalKey(line, cwd string) string {
 	return line + "\x00cwd=" + cwd
 }
 
-func (t *Tool) isApproved(key string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.approved[key]
-}
+func (t *Tool) isApproved(key string) bool { return t.approved.has(key) }
 
 // Approved returns the keys of the command lines approved for the session
 // (approvalKey), sorted, for the session journal.
-func (t *Tool) Approved() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := make([]string, 0, len(t.approved))
-	for l := range t.approved {
-		out = append(out, l)
-	}
-	sort.Strings(out)
-	return out
-}
+func (t *Tool) Approved() []string { return t.approved.list() }
 
 // Restore adds the keys of command lines approved for the session (a
 // resumed run): what OnApprove was told.
 func (t *Tool) Restore(lines []string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	for _, l := range lines {
-		t.approved[l] = true
+		t.approved.add(l)
 	}
+}
+
+// Approvals are the command lines approved for the session (their
+// approvalKey). The agents of a run share one (DESIGN §13): a line a
+// person approved for the session runs unasked in every agent's shell.
+type Approvals struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+func (a *Approvals) add(key string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.keys == nil {
+		a.keys = map[string]bool{}
+	}
+	a.keys[key] = true
+}
+
+func (a *Approvals) has(key string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.keys[key]
+}
+
+func (a *Approvals) list() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]string, 0, len(a.keys))
+	for k := range a.keys {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // dir resolves where a call runs: its cwd (relative to the base) > the
