@@ -58,6 +58,7 @@ type humanSink struct {
 	quiet     bool
 	outIsTTY  bool
 	outErr    error
+	first     string // the run's first agent: events of others name theirs
 	finalText bool
 	// showQuestions prints questions and answers on stderr (not when the
 	// terminal front end draws them).
@@ -88,9 +89,11 @@ func (s *humanSink) Emit(e exec.Event) {
 			s.finalText = true
 			return
 		}
-		s.progress("%s\n", termtext.Text(strings.TrimRight(e.Text, "\n")))
+		s.progress("%s%s\n", s.who(e.Agent, e.TaskID), termtext.Text(strings.TrimRight(e.Text, "\n")))
+	case *exec.RunStarted:
+		s.first = e.Agent
 	case *exec.ToolCallEvent:
-		s.progress("→ %s %s\n", termtext.Line(e.Name), termtext.JSON(shorten(string(e.Arguments), maxShown)))
+		s.progress("%s→ %s %s\n", s.who(e.Agent, e.TaskID), termtext.Line(e.Name), termtext.JSON(shorten(string(e.Arguments), maxShown)))
 		s.running, s.runningSince = termtext.Line(e.Name), time.Now()
 		s.spinTool()
 	case *exec.ToolResultEvent:
@@ -99,7 +102,7 @@ func (s *humanSink) Emit(e exec.Event) {
 		if e.IsError {
 			label = "error: "
 		}
-		s.progress("← %s: %s%s\n", termtext.Line(e.Name), label, termtext.Line(shorten(e.Result, maxShown)))
+		s.progress("%s← %s: %s%s\n", s.who(e.Agent, e.TaskID), termtext.Line(e.Name), label, termtext.Line(shorten(e.Result, maxShown)))
 	case *exec.PromptRequest:
 		s.spin.Stop() // the question is drawn now
 		if s.showQuestions {
@@ -157,6 +160,18 @@ func shorten(s string, n int) string {
 }
 
 // question prints a question for a CI log or a person answering on stdin.
+// who names an agent other than the run's first (DESIGN §13) before
+// what it does: "[reviewer] ", "[researcher agent_task_x] ".
+func (s *humanSink) who(agent, task string) string {
+	if agent == "" || agent == s.first && task == "" {
+		return ""
+	}
+	if task != "" {
+		return "[" + termtext.Line(agent) + " " + termtext.Line(task) + "] "
+	}
+	return "[" + termtext.Line(agent) + "] "
+}
+
 func (s *humanSink) question(q *prompt.Question) {
 	where := ""
 	if q.Count > 1 {
@@ -169,7 +184,7 @@ func (s *humanSink) question(q *prompt.Question) {
 	if title != "" {
 		title = "[" + termtext.Line(title) + "] "
 	}
-	s.progress("? %s%s%s [%s, %s]\n", title, termtext.Text(q.Message), where, q.ID, q.Kind)
+	s.progress("? %s%s%s%s [%s, %s]\n", s.who(q.Agent, q.TaskID), title, termtext.Text(q.Message), where, q.ID, q.Kind)
 	if q.Hint != "" {
 		s.progress("  %s\n", termtext.Text(q.Hint))
 	}

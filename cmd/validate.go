@@ -61,6 +61,9 @@ func validateRun(opts *ValidateOptions) error {
 		}
 		fmt.Fprintf(opts.IO.Out, "%s: ok (%s)\n", file, summary(cfg))
 		sandboxWarning(opts.IO, file, cfg)
+		for _, n := range config.TeamCycles(cfg) {
+			fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: %s\n", file, n.Pos.Line, n.Pos.Col, n.Msg)
+		}
 		for _, a := range cfg.Agents {
 			if a.WelcomeMessage != "" {
 				fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: welcome_message is accepted but not used by hitl\n", file, a.Pos.Line, a.Pos.Col)

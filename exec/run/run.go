@@ -287,7 +287,9 @@ func (r *Run) asker() *prompt.Asker {
 		},
 	}
 	if r.loaded != nil {
-		pending := exec.PendingCalls(r.state.Messages)
+		// The pending calls of every conversation: the run's, and those
+		// of the agents it stopped inside (DESIGN §13).
+		pending := r.loaded.Pending(r.state.Messages)
 		a.Sources = append(a.Sources, session.NewReplay(r.loaded, pending))
 		a.SetNext(r.loaded.NextPrompt(pending))
 		texts, _ := toolResults(r.state.Messages)

@@ -173,6 +173,15 @@ func summaryMessage(q prompt.Question) string {
 
 func questionLines(q prompt.Question) []string {
 	var head []string
+	if q.Member && q.Agent != "" {
+		// Which agent asks (DESIGN §13): a sub-agent's question is not the
+		// run's first agent's.
+		who := "agent " + termtext.LineTerminal(q.Agent)
+		if q.TaskID != "" {
+			who += " (task " + termtext.LineTerminal(q.TaskID) + ")"
+		}
+		head = append(head, who+" asks:")
+	}
 	if q.Count > 1 {
 		head = append(head, fmt.Sprintf("(%d of %d)", q.Index+1, q.Count))
 	}
