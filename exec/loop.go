@@ -233,11 +233,13 @@ type Member struct {
 	VerdictRequired bool
 	// Member: not the agent the run started with.
 	Member bool
+	// IDPrefix is put before its tool calls' ids (Runner.IDPrefix).
+	IDPrefix string
 }
 
 // Use makes the runner work as m from the next model turn on.
 func (r *Runner) Use(m Member) {
-	r.Agent, r.Model, r.Tools, r.System, r.Member = m.Name, m.Model, m.Tools, m.System, m.Member
+	r.Agent, r.Model, r.Tools, r.System, r.Member, r.IDPrefix = m.Name, m.Model, m.Tools, m.System, m.Member, m.IDPrefix
 	if m.MaxIterations > 0 {
 		r.MaxIterations = m.MaxIterations
 	}

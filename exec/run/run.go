@@ -208,6 +208,9 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 		Journal:   r.journal,
 		OnHandoff: r.handoff("", []string{active.Name}, func(s session.Stateful) { r.journal.Model = s }),
 	}
+	if active != r.agent {
+		mem.IDPrefix = idPrefix("", active.Name)
+	}
 	runner.Use(mem)
 	if r.opts.MaxIterations > 0 {
 		runner.MaxIterations = r.opts.MaxIterations

@@ -155,8 +155,21 @@ func (r *Run) handoff(frame string, chain []string, setModel func(session.Statef
 		}
 		setModel(stateful)
 		next := append(slices.Clone(chain[:len(chain)-1]), a.Name)
-		return r.member(ctx, a, m, next)
+		mem, err := r.member(ctx, a, m, next)
+		mem.IDPrefix = idPrefix(frame, a.Name)
+		return mem, err
 	}
+}
+
+// idPrefix keeps the call ids of an agent handed off to in frame apart
+// from the ids its conversation already holds (each agent's model numbers
+// its own calls).
+func idPrefix(frame, agent string) string {
+	p := agent + "-"
+	if frame != "" {
+		p = frame + "-" + p
+	}
+	return p
 }
 
 // starter runs sub-agents and background agents for the run's tools.
@@ -204,8 +217,12 @@ func (s starter) Run(ctx context.Context, j team.Job) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	mem.IDPrefix = j.Frame + "-"
+	if agent != a {
+		mem.IDPrefix = idPrefix(j.Frame, agent.Name)
+	}
 	runner := &exec.Runner{
-		Sink: r.opts.Sink, Journal: journal, TaskID: j.TaskID, Nested: true, IDPrefix: j.Frame + "-",
+		Sink: r.opts.Sink, Journal: journal, TaskID: j.TaskID, Nested: true,
 		OnHandoff: r.handoff(j.Frame, chain, fj.set),
 	}
 	runner.Use(mem)
