@@ -48,7 +48,7 @@ type Loaded struct {
 	ModelStates map[string]json.RawMessage
 	// Tasks are the background tasks, the last record of each, in the
 	// order they started.
-	Tasks []json.RawMessage
+	Tasks     []json.RawMessage
 	taskIndex map[string]int
 
 	size int64 // bytes of the whole records read (a torn last line is not)

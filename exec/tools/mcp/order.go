@@ -2,7 +2,7 @@ package mcp
 
 import (
 	"bytes"
-		"encoding/json"
+	"encoding/json"
 	"io"
 	"net/http"
 	"sync"

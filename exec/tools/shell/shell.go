@@ -100,7 +100,7 @@ type Tool struct {
 
 	mu       sync.Mutex
 	approved *Approvals // the lines approved for the session
-	tmp      string          // the private temp dir of lines run unasked
+	tmp      string     // the private temp dir of lines run unasked
 }
 
 // New returns the tool.

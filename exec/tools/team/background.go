@@ -392,4 +392,3 @@ func (b *Background) Running() []string {
 	sort.Strings(ids)
 	return ids
 }
-
