@@ -52,3 +52,55 @@ func BenchmarkQuestions(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e6, "ms/question")
 }
+
+// BenchmarkTransferRoundTrip runs n transfer_task calls to a sub-agent that
+// answers at once, against the same run with n plain tool calls (think),
+// end to end through hitl exec with the session journal on: the
+// difference per call is what a transfer costs (the sub-agent's model,
+// tools and system prompt made, its frame journaled).
+func BenchmarkTransferRoundTrip(b *testing.B) {
+	const n = 200
+	for _, kind := range []string{"plain", "transfer"} {
+		b.Run(kind, func(b *testing.B) {
+			dir := b.TempDir()
+			var agent strings.Builder
+			agent.WriteString("models:\n  m:\n    provider: script\n    script:\n")
+			for i := 0; i < n; i++ {
+				if kind == "plain" {
+					fmt.Fprintf(&agent, "      - tool_calls: [{name: think, arguments: {thought: \"step %d\"}}]\n", i)
+				} else {
+					fmt.Fprintf(&agent, "      - tool_calls: [{name: transfer_task, arguments: {agent: helper, task: \"step %d\", expected_output: \"ok\"}}]\n", i)
+				}
+			}
+			agent.WriteString("      - text: done\n  h:\n    provider: script\n    script:\n      - text: ok\n")
+			agent.WriteString("agents:\n  root:\n    model: m\n    max_iterations: 1000\n    sub_agents: [helper]\n    toolsets: [{type: think}]\n  helper:\n    model: h\n")
+			agentFile := filepath.Join(dir, "agent.yaml")
+			if err := os.WriteFile(agentFile, []byte(agent.String()), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var out bytes.Buffer
+				ios := &IOStreams{
+					In: strings.NewReader(""), Out: &out, ErrOut: io.Discard,
+					Getenv: func(k string) string {
+						if k == "XDG_STATE_HOME" {
+							return dir
+						}
+						return ""
+					},
+					LookupEnv: func(string) (string, bool) { return "", false },
+				}
+				opts := &ExecOptions{IO: ios, AgentFile: agentFile, JSON: true, Session: filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))}
+				opts.Unanswered = "stop"
+				if err := execRun(context.Background(), opts); err != nil {
+					b.Fatal(err)
+				}
+				if !bytes.Contains(out.Bytes(), []byte(`"status":"success"`)) {
+					b.Fatalf("run did not succeed: %s", out.Bytes()[max(0, out.Len()-300):])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e3, "µs/call")
+		})
+	}
+}

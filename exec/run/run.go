@@ -193,7 +193,10 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	r.team = &members{asker: asker, shared: r.shared(), stop: stop, ctx: ctx}
 	defer r.team.closeAll()
 	r.emit(&exec.RunStarted{RunID: r.runID, Agent: r.agent.Name, Model: modelLabel(r.opts.Model), Session: r.journal.Path(), Sandbox: string(r.sandbox.Mechanism())}, "run.started")
-	mem, err := r.member(ctx, active, m, []string{active.Name})
+	mem, closeTools, err := r.member(ctx, active, m, []string{active.Name})
+	if err == nil {
+		r.team.onClose(closeTools)
+	}
 	if err != nil {
 		// A tool that cannot start (an MCP server): the run ends before
 		// it began, with status error; a resumed run keeps its session.

@@ -101,22 +101,22 @@ func (r *Run) modelFor(a *config.Agent, frame, first string) (exec.Model, sessio
 }
 
 // member builds agent a's part of the run: its system prompt and tools
-// (MCP servers started), its model made by the caller.
-func (r *Run) member(ctx context.Context, a *config.Agent, m exec.Model, chain []string) (exec.Member, error) {
+// (MCP servers started), its model made by the caller. closeTools stops
+// what its tools hold.
+func (r *Run) member(ctx context.Context, a *config.Agent, m exec.Model, chain []string) (_ exec.Member, closeTools func(), _ error) {
 	deps := r.toolDeps(r.team.asker, chain)
 	system, err := SystemPrompt(a, r.now(), r.opts.WorkingDir, append(tools.Instructions(a, deps), teamPrompts(r.cfg, a)...))
 	if err != nil {
-		return exec.Member{}, err
+		return exec.Member{}, nil, err
 	}
 	list, closeTools, err := r.toolsOf(ctx, a, deps)
 	if err != nil {
-		return exec.Member{}, err
+		return exec.Member{}, nil, err
 	}
-	r.team.onClose(closeTools)
 	return exec.Member{
 		Name: a.Name, Model: m, Tools: list, System: system, MaxIterations: a.MaxIterations,
 		VerdictRequired: tools.VerdictRequired(a), Member: a.Name != r.agent.Name,
-	}, nil
+	}, closeTools, nil
 }
 
 // teamPrompts are cagent's system prompt sections naming an agent's
@@ -155,9 +155,13 @@ func (r *Run) handoff(frame string, chain []string, setModel func(session.Statef
 		}
 		setModel(stateful)
 		next := append(slices.Clone(chain[:len(chain)-1]), a.Name)
-		mem, err := r.member(ctx, a, m, next)
+		mem, closeTools, err := r.member(ctx, a, m, next)
+		if err != nil {
+			return exec.Member{}, err
+		}
+		r.team.onClose(closeTools) // with the run: the agent may be handed back to
 		mem.IDPrefix = idPrefix(frame, a.Name)
-		return mem, err
+		return mem, nil
 	}
 }
 
@@ -213,10 +217,11 @@ func (s starter) Run(ctx context.Context, j team.Job) (string, error) {
 			return "", err
 		}
 	}
-	mem, err := r.member(ctx, agent, m, chain)
+	mem, closeTools, err := r.member(ctx, agent, m, chain)
 	if err != nil {
 		return "", err
 	}
+	defer closeTools() // the sub-agent's MCP servers end with its task
 	mem.IDPrefix = j.Frame + "-"
 	if agent != a {
 		mem.IDPrefix = idPrefix(j.Frame, agent.Name)
