@@ -157,11 +157,12 @@ func (c *Cmd) term() {
 	c.mu.Unlock()
 	if c.sb.Mechanism() == MechBwrap {
 		// bwrap dies of SIGTERM without passing it on, and the namespace
-		// with it: the program would never get to clean up. Its groups
-		// are signalled inside; SIGKILL (Stop) still ends the namespace.
-		for _, g := range insideGroups(c.pgid()) {
-			_ = syscall.Kill(-g, syscall.SIGTERM)
-			_ = syscall.Kill(-g, syscall.SIGCONT)
+		// with it: the program would never get to clean up. The
+		// processes inside are signalled; SIGKILL (Stop) still ends the
+		// namespace.
+		for _, pid := range insideProcs(c.pgid()) {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+			_ = syscall.Kill(pid, syscall.SIGCONT)
 		}
 		return
 	}

@@ -6,14 +6,26 @@ import (
 	"github.com/hitl-dev/hitl/internal/procgroup"
 )
 
-// insideGroups are the host pids of the programs bwrap (pid outer) started:
-// the children of its namespace's init, each the leader of its group.
-func insideGroups(outer int) []int {
+// insideProcs are the host pids of every process inside the namespace of
+// bwrap (pid outer) but its init: the program bwrap started and all it
+// started in turn. The program shares its group with the init (bwrap's
+// --new-session makes the init the session's leader), so a signal to a
+// group would reach the init too, and the init dying ends the namespace
+// at once: each process is signalled on its own.
+func insideProcs(outer int) []int {
 	parents := procgroup.Parents()
-	var out []int
+	children := map[int][]int{}
 	for pid, ppid := range parents {
-		if parents[ppid] == outer && ppid != outer {
+		children[ppid] = append(children[ppid], pid)
+	}
+	var out []int
+	for _, init := range children[outer] {
+		queue := append([]int(nil), children[init]...)
+		for len(queue) > 0 {
+			pid := queue[0]
+			queue = queue[1:]
 			out = append(out, pid)
+			queue = append(queue, children[pid]...)
 		}
 	}
 	return out

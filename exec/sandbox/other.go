@@ -24,7 +24,7 @@ func (s *Sandbox) wrap(prog string, argv []string, spec Spec) (string, []string,
 // HideEnviron does nothing where there is no re-exec to do it with.
 func HideEnviron(args []string) {}
 
-func insideGroups(int) []int { return nil }
+func insideProcs(int) []int { return nil }
 
 func pinBwrap(string) (*os.File, error) { return nil, fmt.Errorf("no bwrap here") }
 

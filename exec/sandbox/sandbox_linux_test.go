@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mechanisms are the sandboxes this machine has, each a subtest.
@@ -227,3 +228,39 @@ func TestLoaderVariablesSkipTheWrapper(t *testing.T) {
 		}
 	})
 }
+
+// A command whose context ends gets SIGTERM, and can act on it (clean up)
+// before the SIGKILL that ends whatever is left; under bwrap too, where the
+// program shares its process group with the namespace's init, which must
+// not be the one signalled (the namespace would die with it, the program
+// killed unwarned). And what the program would have done next never
+// happens.
+func TestCancelledCommandGetsSIGTERM(t *testing.T) {
+	eachMechanism(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		c := sb.Command(ctx, Spec{
+			Path: "/bin/sh", Args: []string{"-c", `trap 'echo cleaned > cleaned; exit 143' TERM; echo up > up; sleep 4 & wait; touch late`},
+			Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Access: Seen,
+		})
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for range 200 { // the trap is set once "up" is written
+			if _, err := os.Stat(filepath.Join(dir, "up")); err == nil {
+				break
+			}
+			sleepBriefly()
+		}
+		cancel()
+		_ = c.Wait()
+		if _, err := os.Stat(filepath.Join(dir, "cleaned")); err != nil {
+			t.Errorf("the program never got SIGTERM (no clean-up): %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "late")); err == nil {
+			t.Errorf("the program went on after it was stopped")
+		}
+	})
+}
+
+func sleepBriefly() { time.Sleep(10 * time.Millisecond) }
