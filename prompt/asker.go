@@ -66,6 +66,17 @@ type Asker struct {
 	// (background agents run concurrently) ask one question at a time
 	// (DESIGN §13), each answer going to the question it was given for.
 	asking sync.Mutex
+	// stopped is the error that stops the run, once a question got one:
+	// no later question is asked (held with asking).
+	stopped error
+}
+
+// stops says whether err ends the run: no other question may be asked
+// after it.
+func stops(err error) bool {
+	var bad *BadAnswerError
+	var stop *StopError
+	return errors.As(err, &bad) || errors.As(err, &stop) || errors.Is(err, ErrInterrupted)
 }
 
 // SetNext sets the number of the next question id (kept across resume).
@@ -116,6 +127,11 @@ func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
 	if err := ctx.Err(); err != nil {
 		return Answer{}, err
 	}
+	if a.stopped != nil {
+		// The run is stopping (a bad answer, nobody to answer, an
+		// interrupt): a background agent waiting to ask is not asked.
+		return Answer{}, a.stopped
+	}
 	if f, ok := ctx.Value(fromKey{}).(From); ok && q.Agent == "" {
 		q.Agent, q.TaskID, q.Member = f.Agent, f.TaskID, f.Member
 	}
@@ -132,6 +148,9 @@ func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
 		a.Observer.Requested(q)
 	}
 	ans, err := a.obtain(ctx, q)
+	if err != nil && stops(err) {
+		a.stopped = err
+	}
 	if err != nil {
 		var bad *BadAnswerError
 		if a.OnBadAnswer != nil && errors.As(err, &bad) {
