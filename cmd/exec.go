@@ -34,6 +34,7 @@ type ExecOptions struct {
 	maxIterationsSet bool
 	PromptOptions
 	ModelOptions
+	ApproveOptions
 }
 
 // NewCmdExec runs an agent headless.
@@ -99,6 +100,7 @@ func addRunFlags(c *cobra.Command, opts *ExecOptions, isExec bool) {
 	f.BoolVar(&opts.NoSandbox, "no-sandbox", false, "start commands and servers without a sandbox, allow rules still applying (README: Security)")
 	opts.PromptOptions.addFlags(f, true)
 	opts.ModelOptions.addFlags(f)
+	opts.ApproveOptions.addFlags(f)
 }
 
 func execRun(ctx context.Context, opts *ExecOptions) error {

@@ -38,6 +38,7 @@ agents can run unattended but not unsupervised.`,
 		NewCmdResume(ios, nil),
 		NewCmdValidate(ios, nil),
 		NewCmdSessions(ios),
+		NewCmdReceipts(ios),
 		NewCmdVersion(ios),
 	)
 	root.AddCommand(newHelpAnswers())

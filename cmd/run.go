@@ -58,6 +58,9 @@ func runAgent(ctx context.Context, opts *ExecOptions, build func(run.Options) (*
 	}
 	defer closeFE()
 	prompting.NoFrontEnd = noFE
+	if err := opts.ApproveOptions.apply(opts.IO, &prompting); err != nil {
+		return err
+	}
 	ro := run.Options{
 		Prompting:     prompting,
 		Cassette:      cas,

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/prompt"
+	"github.com/hitl-dev/hitl/prompt/approver"
 )
 
 // Event is one thing that happened in a run (DESIGN §3). Each type below is
@@ -92,6 +93,8 @@ type PromptAnswer struct {
 	Content  json.RawMessage `json:"content,omitempty"`
 	Text     string          `json:"text,omitempty"`
 	Source   prompt.Source   `json:"source"`
+	// Approver is who answered, for an approver's answer.
+	Approver string `json:"approver,omitempty"`
 }
 
 type ErrorEvent struct {
@@ -112,4 +115,7 @@ type RunFinished struct {
 	Error           string `json:"error,omitempty"`
 	Session         string `json:"session,omitempty"`
 	PendingPromptID string `json:"pending_prompt_id,omitempty"`
+	// Interrupts are the questions a stopped run waits on, in AG-UI's
+	// interrupt shape (DESIGN §14); a resume document answers them.
+	Interrupts []approver.Interrupt `json:"interrupts,omitempty"`
 }

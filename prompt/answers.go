@@ -1,6 +1,8 @@
 package prompt
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -27,6 +29,7 @@ import (
 // used once unless repeat is true.
 type AnswersFile struct {
 	path    string
+	sum     string // SHA-256 of the file's bytes, hex
 	mu      sync.Mutex
 	entries []*answerEntry
 	// workDir is the run's working directory: a consent entry for a
@@ -57,6 +60,9 @@ type answerEntry struct {
 	used   bool
 	// passed are the prompt ids this entry was reported passed over for.
 	passed map[string]bool
+	// promptID binds the entry to one question by its id (an AG-UI resume
+	// document's interruptId).
+	promptID string
 }
 
 type rawEntry struct {
@@ -88,9 +94,14 @@ func LoadAnswers(path string) (*AnswersFile, error) {
 	if len(data) > MaxAnswersFile {
 		return nil, &BadAnswerError{Where: path, Reason: fmt.Sprintf("the answers file is larger than %d MiB", MaxAnswersFile>>20)}
 	}
-	f := &AnswersFile{path: path}
+	sum := sha256.Sum256(data)
+	f := &AnswersFile{path: path, sum: hex.EncodeToString(sum[:])}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json":
+		if isResumeDocument(data) {
+			err = f.parseResume(data)
+			break
+		}
 		if bytes.HasPrefix(bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))), []byte("[")) {
 			err = f.parseYAML(data) // one JSON array of entries (JSON is YAML)
 			break
@@ -288,9 +299,22 @@ func (f *AnswersFile) Answer(q Question) (Answer, bool, error) {
 	return Answer{}, false, nil
 }
 
+// Path is the file as it was named; SHA256 the hex digest of its bytes
+// (a receipt names what answered).
+func (f *AnswersFile) Path() string   { return f.path }
+func (f *AnswersFile) SHA256() string { return f.sum }
+
 // misses says why e cannot answer q: "" when it fits, "-" when it does not
 // concern q at all, else the reason a person writing it would want to know.
 func (e *answerEntry) misses(q Question, workDir string) string {
+	if e.promptID != "" {
+		// Bound to the question by its id: it answers that one only,
+		// whatever its text.
+		if e.promptID != q.ID {
+			return "-"
+		}
+		return ""
+	}
 	if e.tool != "" && !strings.EqualFold(e.tool, q.Tool) {
 		return "-"
 	}

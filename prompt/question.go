@@ -116,6 +116,8 @@ const (
 	// SourceSession is an answer given before the run stopped, replayed from
 	// the session journal on resume.
 	SourceSession Source = "session"
+	// SourceApprover: an approver program or webhook (DESIGN §14).
+	SourceApprover Source = "approver"
 )
 
 // Answer is the answer to one question. Content is set when Action is Accept
@@ -125,6 +127,9 @@ type Answer struct {
 	Content json.RawMessage `json:"content,omitempty"`
 	Text    string          `json:"text,omitempty"`
 	Source  Source          `json:"source"`
+	// Approver is who answered, for an approver's answer: the identity
+	// it gave, and the program or URL it came through.
+	Approver string `json:"approver,omitempty"`
 }
 
 // FrontEnd obtains an answer to one question, from a person or a script.

@@ -27,7 +27,7 @@ func (o *promptEvents) Answered(q prompt.Question, a prompt.Answer) {
 	if o.sink == nil {
 		return
 	}
-	e := &exec.PromptAnswer{PromptID: q.ID, Action: a.Action, Content: a.Content, Text: a.Text, Source: a.Source}
+	e := &exec.PromptAnswer{PromptID: q.ID, Action: a.Action, Content: a.Content, Text: a.Text, Source: a.Source, Approver: a.Approver}
 	if q.Secret && len(a.Content) > 0 {
 		e.Content = []byte(`"***"`)
 	}

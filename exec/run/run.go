@@ -26,6 +26,8 @@ import (
 	"github.com/hitl-dev/hitl/exec/session"
 	"github.com/hitl-dev/hitl/exec/tools"
 	"github.com/hitl-dev/hitl/prompt"
+	"github.com/hitl-dev/hitl/prompt/approver"
+	"golang.org/x/crypto/ssh"
 )
 
 // Prompting is how questions are answered besides a resumed session: the
@@ -38,6 +40,12 @@ type Prompting struct {
 	// NoFrontEnd says why FrontEnd is nil when the person did not choose
 	// --prompt none ("" for them).
 	NoFrontEnd string
+	// Approvers are asked after the answers file, before the front end
+	// (--approver); ApproverTimeout bounds each one's answer.
+	Approvers       []Approver
+	ApproverTimeout time.Duration
+	// SignKey signs each receipt (--sign-key; nil: unsigned).
+	SignKey ssh.Signer
 }
 
 // Options are what a run takes from the command line, checked.
@@ -189,7 +197,7 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	// it cancels ctx with that error as the cause.
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	asker := r.asker()
+	asker := r.asker(ctx)
 	r.team = &members{asker: asker, shared: r.shared(), stop: stop, ctx: ctx}
 	defer r.team.closeAll()
 	r.emit(&exec.RunStarted{RunID: r.runID, Agent: r.agent.Name, Model: modelLabel(r.opts.Model), Session: r.journal.Path(), Sandbox: string(r.sandbox.Mechanism())}, "run.started")
@@ -280,13 +288,13 @@ func (r *Run) now() time.Time {
 // order: the session being resumed (never for approvals), the answers
 // file, the front end, then the unanswered policy. Every question and
 // answer becomes an event and a journal record.
-func (r *Run) asker() *prompt.Asker {
+func (r *Run) asker(ctx context.Context) *prompt.Asker {
 	a := &prompt.Asker{
 		FrontEnd:   r.opts.FrontEnd,
 		NoFrontEnd: r.opts.NoFrontEnd,
 		Timeout:    r.opts.Timeout,
 		Unanswered: r.opts.Unanswered,
-		Observer:   observers{&promptEvents{sink: r.opts.Sink}, r.journal},
+		Observer:   observers{&promptEvents{sink: r.opts.Sink}, r.journal, r.receipts()},
 		Secrets:    &prompt.Secrets{},
 		OnBadAnswer: func(b *prompt.BadAnswerError) {
 			r.emit(&exec.ErrorEvent{Message: b.Error(), Line: b.Line, PromptID: b.PromptID}, "error")
@@ -305,6 +313,7 @@ func (r *Run) asker() *prompt.Asker {
 		r.opts.Answers.Bind(r.opts.WorkingDir, func(msg string) { r.notice("%s", msg) })
 		a.Sources = append(a.Sources, r.opts.Answers)
 	}
+	a.Sources = append(a.Sources, r.approvers(ctx)...)
 	return a
 }
 
@@ -373,10 +382,7 @@ func (r *Run) toolDeps(asker *prompt.Asker, chain []string) tools.Deps {
 	}
 	// Commands never see the model keys, nor the key that authenticates
 	// sessions (with it, a command could forge a session's approvals).
-	hidden := append(model.KeyVars(r.cfg), session.KeyEnv)
-	if m := r.opts.Model; m != nil && m.TokenKey != "" {
-		hidden = append(hidden, m.TokenKey) // a --model override's key variable
-	}
+	hidden := r.hiddenEnv()
 	return tools.Deps{
 		WorkingDir:     r.opts.WorkingDir,
 		RunID:          r.runID,
@@ -402,6 +408,17 @@ func (r *Run) toolDeps(asker *prompt.Asker, chain []string) tools.Deps {
 			Fail: func(err error) { r.team.stop(err) }, Tasks: r.tasks(),
 		},
 	}
+}
+
+// hiddenEnv are the variables no child of the run inherits: the model keys
+// and the key that authenticates sessions (with it, a command could forge
+// a session's approvals).
+func (r *Run) hiddenEnv() []string {
+	hidden := append(model.KeyVars(r.cfg), session.KeyEnv)
+	if m := r.opts.Model; m != nil && m.TokenKey != "" {
+		hidden = append(hidden, m.TokenKey) // a --model override's key variable
+	}
+	return hidden
 }
 
 func (r *Run) emit(e exec.Event, typ string) {
@@ -433,6 +450,7 @@ func (r *Run) finished(runErr error, code int, status exec.Status, out exec.Outc
 		var stop *prompt.StopError
 		if errors.As(runErr, &stop) {
 			fin.PendingPromptID = stop.Question.ID
+			fin.Interrupts = []approver.Interrupt{approver.InterruptOf(stop.Question)}
 		}
 	}
 	r.emit(fin, "run.finished")

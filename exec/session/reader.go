@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/receipt"
 	"github.com/hitl-dev/hitl/prompt"
 )
 
@@ -50,6 +51,8 @@ type Loaded struct {
 	// order they started.
 	Tasks     []json.RawMessage
 	taskIndex map[string]int
+	// Receipts are who approved what, in order (DESIGN §14).
+	Receipts []receipt.Signed
 
 	size int64 // bytes of the whole records read (a torn last line is not)
 }
@@ -94,6 +97,21 @@ func Open(path string, key Key) (*Journal, *Loaded, error) {
 		return nil, nil, err
 	}
 	return newJournal(path, f, *c), l, nil
+}
+
+// Read reads the session at path and verifies every record with key, as
+// Open does, without claiming it (hitl receipts reads a session a run may
+// hold).
+func Read(path string, key Key) (*Loaded, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("session %s is not a regular file", path)
+	}
+	return read(f, path, &chain{key: key, seen: map[string]bool{}})
 }
 
 // read loads a journal; with c set, every record must carry its MAC in
@@ -167,6 +185,10 @@ func (r record) check(n int) error {
 		return errors.New("an answer record without its answer")
 	case r.Kind == "secret" && r.Secret == nil:
 		return errors.New("a secret record without its question")
+	case r.Kind == "receipt" && r.Receipt == nil:
+		return errors.New("a receipt record without its receipt")
+	case r.Kind == "task" && len(r.Task) == 0:
+		return errors.New("a task record without its task")
 	case r.Kind == "call_state" && r.CallID == "":
 		return errors.New("a call_state record without its call id")
 	}
@@ -197,6 +219,8 @@ func (l *Loaded) apply(rec record) {
 			l.ModelStates[ModelKey(rec.Frame, rec.Message.Agent)] = rec.ModelState
 		}
 		l.Status = ""
+	case "receipt":
+		l.Receipts = append(l.Receipts, *rec.Receipt)
 	case "task":
 		var t struct {
 			ID string `json:"id"`

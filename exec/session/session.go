@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/receipt"
 	"github.com/hitl-dev/hitl/prompt"
 )
 
@@ -86,6 +87,8 @@ type record struct {
 	// Task is a background task's start or end (kind task), as the team
 	// package writes it.
 	Task json.RawMessage `json:"task,omitempty"`
+	// Receipt is who approved what (kind receipt, DESIGN §14).
+	Receipt *receipt.Signed `json:"receipt,omitempty"`
 }
 
 // Stateful is a model whose position must survive a resume (the script

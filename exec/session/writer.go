@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/receipt"
 	"github.com/hitl-dev/hitl/prompt"
 )
 
@@ -102,6 +103,11 @@ func (f *frameJournal) Message(m exec.Message, st *exec.State) error {
 	}
 	f.j.write(r)
 	return f.j.err
+}
+
+// Receipt records who approved what.
+func (j *Journal) Receipt(s receipt.Signed) {
+	j.write(record{Kind: "receipt", Receipt: &s})
 }
 
 // Task records a background task's start or end.
