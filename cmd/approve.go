@@ -120,4 +120,3 @@ func (o *ApproveOptions) apply(ios *IOStreams, p *run.Prompting) error {
 	p.Approvers, p.ApproverTimeout, p.SignKey = list, o.ApproverTimeout, s
 	return nil
 }
-

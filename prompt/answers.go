@@ -1,10 +1,10 @@
 package prompt
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
