@@ -34,6 +34,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// scriptCmds are the commands testscripts have besides testscript's own;
+// other files add theirs in init.
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"jsonlines":   cmdJSONLines,
+	"locksession": cmdLockSession,
+	"exitcode":    cmdExitCode,
+	"llm":         cmdLLM,
+	"toolresult":  cmdToolResult,
+}
+
 func TestScripts(t *testing.T) {
 	repo, err := filepath.Abs("..")
 	if err != nil {
@@ -43,13 +53,7 @@ func TestScripts(t *testing.T) {
 		Condition:     condition,
 		Dir:           "../testdata/script",
 		UpdateScripts: *update,
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"jsonlines":   cmdJSONLines,
-			"locksession": cmdLockSession,
-			"exitcode":    cmdExitCode,
-			"llm":         cmdLLM,
-			"toolresult":  cmdToolResult,
-		},
+		Cmds:          scriptCmds,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("CI", "")
 			env.Setenv("HITL_PROMPT", "")

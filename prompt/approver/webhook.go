@@ -59,11 +59,12 @@ func NewWebhook(u *url.URL, secret string, client *http.Client, o Options) (prom
 		c = *client
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	h := &webhook{u: u, wh: wh, client: &c}
+	h := &webhook{u: u, wh: wh, client: &c, run: o.Run}
 	return o.source(u.Redacted(), h.ask), nil
 }
 
 type webhook struct {
+	run    Run
 	u      *url.URL
 	wh     *standardwebhooks.Webhook
 	client *http.Client
@@ -71,7 +72,7 @@ type webhook struct {
 
 func (h *webhook) ask(ctx context.Context, q prompt.Question) (prompt.Answer, string, error) {
 	nonce := NewNonce()
-	body, err := Request(q, Run{}, nonce)
+	body, err := Request(q, h.run, nonce)
 	if err != nil {
 		return prompt.Answer{}, "", err
 	}
