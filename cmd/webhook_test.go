@@ -12,8 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/rogpeppe/go-internal/testscript"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 func init() {
