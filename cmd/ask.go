@@ -25,6 +25,9 @@ type AskOptions struct {
 	Secret   bool
 	JSON     bool
 	Quiet    bool
+	// Request is a prompt.request an approver got (--request FILE): the
+	// question asked, its answer printed as an approver's answer line.
+	Request string
 	PromptOptions
 }
 
@@ -46,7 +49,15 @@ so the question goes to the terminal, not to those lines.`,
   env=$(hitl ask "Which environment?" --choice staging --choice production=Production)
   token=$(hitl ask "API token?" --secret)
   hitl ask --prompt tty "Push to main?" --confirm   # in a git hook`,
-		Args: minArgs(1, "MESSAGE"),
+		Args: func(c *cobra.Command, args []string) error {
+			if opts.Request != "" {
+				if len(args) > 0 {
+					return usagef("--request asks the question in the file: give no MESSAGE")
+				}
+				return nil
+			}
+			return minArgs(1, "MESSAGE")(c, args)
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Message = strings.Join(args, " ")
 			if runF != nil {
@@ -64,6 +75,7 @@ so the question goes to the terminal, not to those lines.`,
 	f.BoolVar(&opts.Secret, "secret", false, "a secret: not echoed on the terminal, never in logs")
 	f.BoolVar(&opts.JSON, "json", false, "print the answer as JSON {action, content, text, source}")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (the question itself is still drawn on a terminal)")
+	f.StringVar(&opts.Request, "request", "", "ask the question of a prompt.request in `FILE` (what an approver gets; - for stdin) and print the answer as an approver's answer line (README: Answering from anywhere)")
 	opts.PromptOptions.addFlags(f, true)
 	completeValues(c)
 	return c
@@ -71,6 +83,9 @@ so the question goes to the terminal, not to those lines.`,
 
 func askRun(ctx context.Context, opts *AskOptions) error {
 	q, err := askQuestion(opts)
+	if opts.Request != "" {
+		q, err = requestQuestion(opts)
+	}
 	if err != nil {
 		return err
 	}
@@ -86,6 +101,9 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	prompting.NoFrontEnd = noFE
 	progress := &humanSink{err: opts.IO.ErrOut, quiet: opts.Quiet, showQuestions: mode != "tty"}
 	ans, q, err := run.Ask(ctx, prompting, progress, q)
+	if opts.Request != "" {
+		return printApproverLine(opts, ans, err)
+	}
 	if err != nil {
 		if ctx.Err() != nil && context.Cause(ctx) != nil {
 			return context.Cause(ctx)
