@@ -3,12 +3,18 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkQuestions runs a script agent asking n questions answered by a
@@ -101,6 +107,84 @@ func BenchmarkTransferRoundTrip(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e3, "µs/call")
+		})
+	}
+}
+
+// BenchmarkApprover answers n questions of a run through the JSONL front end,
+// through an approver program, and through a sync webhook (an httptest
+// server), end to end through hitl exec: the difference per question is
+// what an approver costs.
+func BenchmarkApprover(b *testing.B) {
+	const n = 50
+	dir := b.TempDir()
+	var agent strings.Builder
+	agent.WriteString("models:\n  m:\n    provider: script\n    script:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&agent, "      - tool_calls: [{name: user_prompt, arguments: {message: \"Question %d?\", schema: {type: string, enum: [a, b, c]}}}]\n", i)
+	}
+	agent.WriteString("      - text: done\nagents:\n  root:\n    model: m\n    max_iterations: 200\n    toolsets: [{type: user_prompt}]\n")
+	agentFile := filepath.Join(dir, "agent.yaml")
+	script := filepath.Join(dir, "approve.sh")
+	if err := os.WriteFile(agentFile, []byte(agent.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat > /dev/null\necho '\"b\"'\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	raw := make([]byte, 24)
+	_, _ = rand.Read(raw)
+	secret := "whsec_" + base64.StdEncoding.EncodeToString(raw)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Nonce string `json:"nonce"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		fmt.Fprintf(w, `{"content":"b","nonce":%q}`+"\n", req.Nonce)
+	}))
+	defer hook.Close()
+	runs := 0
+	for _, kind := range []string{"jsonl", "program", "webhook"} {
+		b.Run(kind, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				runs++
+				var out bytes.Buffer
+				in := strings.NewReader("")
+				if kind == "jsonl" {
+					in = strings.NewReader(strings.Repeat("\"b\"\n", n))
+				}
+				ios := &IOStreams{
+					In: in, Out: &out, ErrOut: io.Discard,
+					Getenv: func(k string) string {
+						switch k {
+						case "XDG_STATE_HOME":
+							return dir
+						case "HITL_APPROVER_SECRET":
+							return secret
+						}
+						return ""
+					},
+					LookupEnv: func(string) (string, bool) { return "", false },
+				}
+				opts := &ExecOptions{IO: ios, AgentFile: agentFile, JSON: true, Session: filepath.Join(dir, fmt.Sprintf("%s%d.jsonl", kind, runs))}
+				opts.Unanswered = "stop"
+				opts.ApproverTimeout = time.Minute
+				switch kind {
+				case "program":
+					opts.Approvers = []string{script}
+					opts.Prompt = "none"
+				case "webhook":
+					opts.Approvers = []string{hook.URL}
+					opts.Prompt = "none"
+				}
+				if err := execRun(context.Background(), opts); err != nil {
+					b.Fatal(err)
+				}
+				if !bytes.Contains(out.Bytes(), []byte(`"status":"success"`)) {
+					b.Fatalf("run did not succeed: %s", out.Bytes()[max(0, out.Len()-300):])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e6, "ms/question")
 		})
 	}
 }
