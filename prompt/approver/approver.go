@@ -44,15 +44,11 @@ type Interrupt struct {
 	ResponseSchema json.RawMessage `json:"response_schema"`
 }
 
-// InterruptOf is q as an AG-UI interrupt: reason is "approval" for a tool
-// or command approval, "confirmation" for another question whose answer
-// can grant something, "input" for the rest.
+// InterruptOf is q as an AG-UI interrupt: reason is "confirmation" for a
+// consent question (an approval, a yes/no), "input_required" otherwise.
 func InterruptOf(q prompt.Question) Interrupt {
-	reason := "input"
-	switch {
-	case q.Consent == prompt.ConsentApproval:
-		reason = "approval"
-	case q.Consent.IsConsent():
+	reason := "input_required"
+	if q.Consent.IsConsent() {
 		reason = "confirmation"
 	}
 	schema := q.Schema

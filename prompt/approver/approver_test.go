@@ -74,10 +74,10 @@ func TestInterruptOf(t *testing.T) {
 		q    prompt.Question
 		want string
 	}{
-		{approval(), `{"id":"p3","reason":"approval","message":"Run this command?\n\nmake deploy","tool_call_id":"call_2_1","response_schema":{"enum":["once","session","no"],"type":"string"}}`},
+		{approval(), `{"id":"p3","reason":"confirmation","message":"Run this command?\n\nmake deploy","tool_call_id":"call_2_1","response_schema":{"enum":["once","session","no"],"type":"string"}}`},
 		{yes, `{"id":"p2","reason":"confirmation","message":"Ship?","tool_call_id":"","response_schema":{"type":"boolean"}}`},
-		{pick, `{"id":"p4","reason":"input","message":"Which?","tool_call_id":"","response_schema":{"items":{"enum":["a","b"],"type":"string"},"type":"array"}}`},
-		{prompt.Question{ID: "p5", Kind: prompt.KindText, Message: "Name?", Agent: "helper"}, `{"id":"p5","reason":"input","message":"Name?","tool_call_id":"","agent":"helper","response_schema":{"type":"string"}}`},
+		{pick, `{"id":"p4","reason":"input_required","message":"Which?","tool_call_id":"","response_schema":{"items":{"enum":["a","b"],"type":"string"},"type":"array"}}`},
+		{prompt.Question{ID: "p5", Kind: prompt.KindText, Message: "Name?", Agent: "helper"}, `{"id":"p5","reason":"input_required","message":"Name?","tool_call_id":"","agent":"helper","response_schema":{"type":"string"}}`},
 	}
 	for _, tt := range tests {
 		got, _ := json.Marshal(InterruptOf(tt.q))

@@ -81,22 +81,28 @@ func (h *webhook) ask(ctx context.Context, q prompt.Question) (prompt.Answer, st
 		return prompt.Answer{}, "", err
 	}
 	delay := FirstPoll
+	var poll *url.URL // where the answer is polled for, after a 202
 	for {
 		switch resp.status {
 		case http.StatusOK:
 			return parseReply(resp.body, q, nonce)
-		case http.StatusAccepted:
-			loc, err := h.u.Parse(resp.location)
-			if err != nil || resp.location == "" || loc.Host != h.u.Host || loc.Scheme != h.u.Scheme {
-				return prompt.Answer{}, "", fmt.Errorf("202 without a Location on %s to poll (got %q)", h.u.Host, resp.location)
+		case http.StatusAccepted, http.StatusNoContent:
+			if poll == nil {
+				loc, err := h.u.Parse(resp.location)
+				if resp.status != http.StatusAccepted || err != nil || resp.location == "" || loc.Host != h.u.Host || loc.Scheme != h.u.Scheme {
+					return prompt.Answer{}, "", fmt.Errorf("HTTP %d without a Location on %s to poll (got %q)", resp.status, h.u.Host, resp.location)
+				}
+				poll = loc
 			}
+			// Still pending: poll again, each GET signed over an empty
+			// body.
 			select {
 			case <-time.After(delay):
 			case <-ctx.Done():
 				return prompt.Answer{}, "", ctx.Err()
 			}
 			delay = min(2*delay, MaxPoll)
-			if resp, err = h.send(ctx, http.MethodGet, loc, "msg_"+q.ID+"_"+nonce, []byte(nonce)); err != nil {
+			if resp, err = h.send(ctx, http.MethodGet, poll, "msg_"+q.ID+"_"+nonce, nil); err != nil {
 				return prompt.Answer{}, "", err
 			}
 		case http.StatusGone:
