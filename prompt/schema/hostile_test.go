@@ -34,6 +34,8 @@ func TestCompileRefusesHostileSchemas(t *testing.T) {
 		{"dynamic ref loop", `{"$dynamicAnchor":"x","allOf":[{"$dynamicRef":"#x"}]}`, "loop without going into the value"},
 		{"dynamic ref to an anchor elsewhere", `{"$defs":{"a":{"$dynamicAnchor":"x","anyOf":[{"$ref":"#/$defs/b"}]},"b":{"$dynamicRef":"#x"}},"$ref":"#/$defs/b"}`, "loop without going into the value"},
 		{"recursive ref", `{"$recursiveRef":"#"}`, "$recursiveRef is not supported"},
+		{"keyword in another case", `{"$rEf":"#","items":{"$ref":"#"}}`, `keyword "$rEf" is not $ref: keywords are case-sensitive`},
+		{"keyword with a folding letter", `{"properties":{"a":{"itemſ":{"$ref":"#"}}}}`, `at /properties/a: keyword "itemſ" is not items`},
 		{"inner id", `{"properties":{"a":{"$id":"https://example.com/a"}}}`, "at /properties/a: an $id inside the schema is not supported"},
 		{"unknown type", `{"properties":{"a":{"type":"strin"}}}`, "at /properties/a: type 'strin' is not a type: use one of array, boolean"},
 		{"type twice", `{"type":["string","string"]}`, `type "string" is named twice`},

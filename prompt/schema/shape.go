@@ -270,8 +270,29 @@ func members(m map[string]any, k, ptr string, skipLists bool, f func(string, any
 	return nil
 }
 
+// libraryKeywords are the keywords the library reads. It reads them as
+// encoding/json does, ignoring case ("$rEf" is its $ref, "ITEMS" its items),
+// where this package and the drafts do not: a key that differs from one of
+// them only in case is refused, or the two would see different schemas (a
+// $ref loop unseen here would recurse in the library until the process
+// died).
+var libraryKeywords = []string{"$anchor", "$comment", "$defs", "$dynamicAnchor", "$dynamicRef", "$id", "$ref", "$schema", "$vocabulary",
+	"additionalItems", "additionalProperties", "allOf", "anyOf", "const", "contains", "contentEncoding", "contentMediaType", "contentSchema",
+	"default", "definitions", "dependencies", "dependentRequired", "dependentSchemas", "deprecated", "description", "else", "enum", "examples",
+	"exclusiveMaximum", "exclusiveMinimum", "format", "if", "items", "maxContains", "maxItems", "maxLength", "maxProperties", "maximum",
+	"minContains", "minItems", "minLength", "minProperties", "minimum", "multipleOf", "not", "oneOf", "pattern", "patternProperties",
+	"prefixItems", "properties", "propertyNames", "readOnly", "required", "then", "title", "type", "unevaluatedItems",
+	"unevaluatedProperties", "uniqueItems", "writeOnly", "propertyOrder"}
+
 // checkKeywords refuses keyword values the metaschema would refuse.
 func checkKeywords(m map[string]any, ptr string) error {
+	for k := range m {
+		for _, kw := range libraryKeywords {
+			if k != kw && strings.EqualFold(k, kw) {
+				return fmt.Errorf("%skeyword %q is not %s: keywords are case-sensitive", at(ptr), k, kw)
+			}
+		}
+	}
 	for _, k := range refusedWords {
 		if _, ok := m[k]; ok {
 			return fmt.Errorf("%s%s is not supported", at(ptr), k)
