@@ -65,6 +65,9 @@ func validateRun(opts *ValidateOptions) error {
 			fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: %s\n", file, n.Pos.Line, n.Pos.Col, n.Msg)
 		}
 		for _, a := range cfg.Agents {
+			for _, m := range a.MissingPromptFiles {
+				fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: add_prompt_files: %s is found neither next to the agent file, nor in the working directory or its parents, nor in the home directory: it adds nothing\n", file, m.Pos.Line, m.Pos.Col, m.Name)
+			}
 			if a.WelcomeMessage != "" {
 				fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: welcome_message is accepted but not used by hitl\n", file, a.Pos.Line, a.Pos.Col)
 			}

@@ -44,7 +44,7 @@ func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
 		case "toolsets":
 			a.Toolsets = l.toolsets(v)
 		case "add_prompt_files":
-			a.PromptFiles = l.promptFiles(v)
+			a.PromptFiles = l.promptFiles(a, v)
 		case "sub_agents":
 			a.SubAgents = l.agentRefs(v, "sub_agents")
 		case "handoffs":
@@ -62,8 +62,9 @@ func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
 
 // promptFiles resolves add_prompt_files: a relative path is looked up next
 // to the agent file, then (as cagent does) in the working directory and its
-// parents. Each must exist and be a regular file.
-func (l *loader) promptFiles(n *yaml.Node) []string {
+// parents, then the home directory. A file found nowhere adds nothing, as
+// in cagent (hitl validate notes it: Agent.MissingPromptFiles).
+func (l *loader) promptFiles(a *Agent, n *yaml.Node) []string {
 	list := l.strings(n)
 	dir := filepath.Dir(l.file)
 	out := make([]string, 0, len(list))
@@ -76,11 +77,7 @@ func (l *loader) promptFiles(n *yaml.Node) []string {
 		}
 		full, ok := findPromptFile(dir, p)
 		if !ok {
-			if filepath.IsAbs(p) {
-				l.errorf(at, "add_prompt_files: %s does not exist or is not a regular file", p)
-			} else {
-				l.errorf(at, "add_prompt_files: %s is neither next to the agent file (in %s) nor in the working directory or its parents", p, dir)
-			}
+			a.MissingPromptFiles = append(a.MissingPromptFiles, AgentRef{Name: p, Pos: pos(at)})
 			continue
 		}
 		out = append(out, full)
@@ -99,20 +96,24 @@ func findPromptFile(dir, p string) (string, bool) {
 		}
 		return abs, true
 	}
-	cur, err := os.Getwd()
-	if err != nil {
-		return "", false
+	if cur, err := os.Getwd(); err == nil {
+		for {
+			if full := filepath.Join(cur, p); isFile(full) {
+				return full, true
+			}
+			parent := filepath.Dir(cur)
+			if parent == cur {
+				break
+			}
+			cur = parent
+		}
 	}
-	for {
-		if full := filepath.Join(cur, p); isFile(full) {
+	if home, err := os.UserHomeDir(); err == nil {
+		if full := filepath.Join(home, p); isFile(full) {
 			return full, true
 		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return "", false
-		}
-		cur = parent
 	}
+	return "", false
 }
 
 func isFile(p string) bool {

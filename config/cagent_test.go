@@ -287,9 +287,16 @@ func TestPromptFiles(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("agents:\n  root:\n    model: openai/x\n    add_prompt_files: [extra.md, missing-9f3.md]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Load(bad, noEnv)
-	if err == nil || !strings.Contains(err.Error(), "bad.yaml:4:34: add_prompt_files: missing-9f3.md is neither next to the agent file") {
-		t.Errorf("missing prompt file: %v", err)
+	// A file found nowhere adds nothing, as in cagent; it is kept for
+	// hitl validate's note, where it is named.
+	cfg, err = Load(bad, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Agent("")
+	if !reflect.DeepEqual(a.PromptFiles, []string{filepath.Join(dir, "extra.md")}) || len(a.MissingPromptFiles) != 1 ||
+		a.MissingPromptFiles[0] != (AgentRef{Name: "missing-9f3.md", Pos: Pos{4, 34}}) {
+		t.Errorf("missing prompt file: %v, %v", a.PromptFiles, a.MissingPromptFiles)
 	}
 }
 
@@ -405,7 +412,6 @@ func TestCagentUnsupported(t *testing.T) {
 		"tasks":              tool("{type: tasks}"),
 		"toolset model":      tool("{type: shell, model: openai/y}"),
 		"toolset defer":      tool("{type: filesystem, defer: true}"),
-		"toolset instruct":   tool("{type: think, instruction: x}"),
 		"toolset toon":       tool("{type: mcp, command: x, toon: y}"),
 		"toolset config":     tool("{type: mcp, command: x, config: {}}"),
 		"toolset sandbox":    tool("{type: shell, sandbox: {}}"),

@@ -42,6 +42,8 @@ func (l *loader) checkTeam() {
 	check := func(a *Agent, key string, refs []AgentRef) {
 		for _, r := range refs {
 			switch {
+			case strings.Contains(r.Name, "/") && !slices.Contains(names, r.Name):
+				l.errs = append(l.errs, &Error{File: l.file, Pos: r.Pos, Msg: fmt.Sprintf("%s of agent %s: %s is an agent from a catalog (an OCI reference); agents from catalogs are not supported by hitl: define it in this file", key, a.Name, r.Name)})
 			case r.Name == a.Name:
 				l.errs = append(l.errs, &Error{File: l.file, Pos: r.Pos, Msg: fmt.Sprintf("%s of agent %s names the agent itself", key, a.Name)})
 			case !slices.Contains(names, r.Name):

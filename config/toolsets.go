@@ -77,7 +77,7 @@ var toolsetTypes = map[string]toolsetType{
 var (
 	unsupportedToolsets = []string{"api", "a2a", "lsp", "transfer_task", "rag", "openapi", "tasks", "user_prompt_v2", "model_picker", "handoff", "skills", "deferred"}
 	// cagent toolset keys hitl implements on no type.
-	unsupportedToolKeys = []string{"instruction", "defer", "toon", "model", "models", "config", "version", "sandbox", "env_file", "file_types", "api_config"}
+	unsupportedToolKeys = []string{"defer", "toon", "model", "models", "config", "version", "sandbox", "env_file", "file_types", "api_config"}
 	remoteToolKeys      = []string{"name", "description", "parameters"}
 	postEditKeys        = []string{"path", "cmd"}
 	mcpRemoteKeys       = []string{"url", "transport_type", "headers"}
@@ -147,7 +147,7 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 	if ts.Type == "filesystem" {
 		ts.IgnoreVCS = true
 	}
-	known := append([]string{"type"}, tt.keys...)
+	known := append([]string{"type", "instruction"}, tt.keys...)
 	var filterNode, refNode, remoteNode *yaml.Node
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -163,6 +163,8 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 			continue
 		}
 		switch key {
+		case "instruction":
+			ts.Instruction = l.str(v)
 		case "name":
 			ts.Name = l.str(v)
 		case "required":

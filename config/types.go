@@ -128,7 +128,10 @@ type Agent struct {
 	// an agent of the file.
 	SubAgents []AgentRef
 	Handoffs  []AgentRef
-	Pos       Pos
+	// MissingPromptFiles are add_prompt_files found nowhere: they add
+	// nothing (cagent skips them silently; hitl validate notes them).
+	MissingPromptFiles []AgentRef
+	Pos                Pos
 }
 
 // AgentRef is an agent named in sub_agents or handoffs, where it is named.
@@ -149,6 +152,10 @@ type Command struct {
 // Type; the loader rejects keys that do not belong to the type.
 type Toolset struct {
 	Type string
+	// Instruction, when set, replaces the toolset's own guidance in the
+	// system prompt; {ORIGINAL_INSTRUCTIONS} in it stands for that
+	// guidance (cagent's toolset instruction).
+	Instruction string
 	// Name renames the tool an ask toolset gives the model; for mcp it is
 	// the name: as written (Server is the resolved server name).
 	Name string

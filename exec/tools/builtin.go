@@ -184,7 +184,12 @@ func Instructions(a *config.Agent, d Deps) []string {
 				text = s.Instructions()
 			}
 		}
-		if text != "" {
+		if ts.Instruction != "" {
+			// cagent's toolset instruction: it replaces the toolset's
+			// own guidance, which {ORIGINAL_INSTRUCTIONS} brings back.
+			text = strings.ReplaceAll(ts.Instruction, "{ORIGINAL_INSTRUCTIONS}", text)
+		}
+		if strings.TrimSpace(text) != "" {
 			out = append(out, text)
 		}
 	}

@@ -1,0 +1,141 @@
+package cmd_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hitl-dev/hitl/exec/tools/mcp/mcptest"
+	"github.com/hitl-dev/hitl/internal/fakellm"
+)
+
+// cagentSnapshot is the docker/cagent commit whose agent files are run.
+const cagentSnapshot = "0d76412a"
+
+// The variables an agent file needs set: ${VAR}, ${env.VAR}, and the
+// token_key of a model or provider.
+var (
+	varRef   = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)`)
+	envRef   = regexp.MustCompile(`\$\{env\.([A-Za-z_][A-Za-z0-9_]*)`)
+	tokenKey = regexp.MustCompile(`token_key:\s*["']?([A-Za-z_][A-Za-z0-9_]*)`)
+)
+
+// TestCagentCorpus runs every agent file of cagent's examples/ and
+// e2e/testdata/ (at cagentSnapshot) with hitl exec against a fake model
+// server speaking each provider's wire format, every ${VAR} set to a dummy,
+// and reports how many run. The files stay out of this repository: set
+// CAGENT_DIR to a clone of github.com/docker/cagent (bare or not) holding
+// that commit. A file must run, or say which feature hitl lacks ("not
+// supported by hitl"), or need the network; never crash or hang.
+func TestCagentCorpus(t *testing.T) {
+	repo := os.Getenv("CAGENT_DIR")
+	if repo == "" {
+		t.Skip("set CAGENT_DIR to a clone of github.com/docker/cagent to run its agent files (commit " + cagentSnapshot + ")")
+	}
+	hitl, err := exec.LookPath("hitl")
+	if err != nil {
+		t.Fatalf("hitl is not on PATH (testscript's TestMain installs it): %v", err)
+	}
+	dir := t.TempDir()
+	// Each file on its own: a partial clone may lack some (large) blobs,
+	// which no agent file needs.
+	extract := exec.Command("sh", "-c", `git -C "$0" ls-tree -r --name-only "$1" examples e2e/testdata | while read -r p; do
+		mkdir -p "$2/$(dirname "$p")" && git -C "$0" cat-file blob "$1:$p" > "$2/$p" 2>/dev/null || rm -f "$2/$p"
+	done`, repo, cagentSnapshot, dir)
+	if out, err := extract.CombinedOutput(); err != nil {
+		t.Fatalf("reading %s at %s with git: %v\n%s", repo, cagentSnapshot, err, out)
+	}
+	var files []string
+	for _, root := range []string{"examples", "e2e/testdata"} {
+		_ = filepath.WalkDir(filepath.Join(dir, root), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) && !strings.Contains(p, "cassette") {
+				files = append(files, p)
+			}
+			return nil
+		})
+	}
+	sort.Strings(files)
+	srv := fakellm.New(fakellm.Any, fakellm.Reply{Text: []string{"done"}, Repeat: true})
+	defer srv.Close()
+	// Docker's MCP gateway, stood in for by the test MCP server: ref:
+	// docker:NAME runs docker mcp gateway run --servers NAME.
+	bin := filepath.Join(dir, ".bin")
+	server, err := mcptest.BuildInto(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte("#!/bin/sh\nexec "+server+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	ran := 0
+	lacks := map[string][]string{}
+	var failed []string
+	for _, file := range files {
+		rel, _ := filepath.Rel(dir, file)
+		data, _ := os.ReadFile(file)
+		env := append(filteredEnv(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "XDG_STATE_HOME="+filepath.Join(dir, ".state"),
+			"OPENAI_BASE_URL="+srv.URL+"/v1", "ANTHROPIC_BASE_URL="+srv.URL, "GOOGLE_GEMINI_BASE_URL="+srv.URL,
+			"OPENAI_API_KEY=sk-dummy", "ANTHROPIC_API_KEY=sk-dummy", "GOOGLE_API_KEY=dummy", "MISTRAL_API_KEY=dummy",
+			"XAI_API_KEY=dummy", "NEBIUS_API_KEY=dummy", "GITHUB_TOKEN=dummy", "REQUESTY_API_KEY=dummy", "MINIMAX_API_KEY=dummy")
+		for _, re := range []*regexp.Regexp{varRef, envRef, tokenKey} {
+			for _, m := range re.FindAllSubmatch(data, -1) {
+				env = append(env, string(m[1])+"=dummy")
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		c := exec.CommandContext(ctx, hitl, "exec", "--prompt", "none", "--unanswered", "cancel", "--max-iterations", "5", filepath.Base(file), "Hello")
+		c.Dir, c.Env = filepath.Dir(file), env
+		var stderr bytes.Buffer
+		c.Stderr = &stderr
+		err := c.Run()
+		hung := ctx.Err() != nil
+		cancel()
+		switch {
+		case hung:
+			t.Errorf("%s: hung (60s)", rel)
+		case err == nil:
+			ran++
+		case strings.Contains(stderr.String(), "panic:") || strings.Contains(stderr.String(), "goroutine "):
+			t.Errorf("%s: crashed:\n%s", rel, stderr.String())
+		case strings.Contains(stderr.String(), "not supported by hitl"):
+			for _, line := range strings.Split(stderr.String(), "\n") {
+				if i := strings.Index(line, "not supported by hitl"); i >= 0 {
+					what := line[:i]
+					if j := strings.LastIndex(what, ": "); j >= 0 {
+						what = what[j+2:]
+					}
+					lacks[strings.TrimSpace(what)] = append(lacks[strings.TrimSpace(what)], rel)
+				}
+			}
+		default:
+			first, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+			failed = append(failed, fmt.Sprintf("%s: %s", rel, first))
+		}
+	}
+	var report strings.Builder
+	fmt.Fprintf(&report, "%d of %d of cagent's agent files ran\n", ran, len(files))
+	keys := make([]string, 0, len(lacks))
+	for k := range lacks {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return len(lacks[keys[i]]) > len(lacks[keys[j]]) })
+	for _, k := range keys {
+		fmt.Fprintf(&report, "  not supported: %s — %d files\n", k, len(lacks[k]))
+	}
+	for _, f := range failed {
+		fmt.Fprintf(&report, "  did not run: %s\n", f)
+	}
+	t.Log(report.String())
+	if out := os.Getenv("CAGENT_REPORT"); out != "" {
+		_ = os.WriteFile(out, []byte(report.String()), 0o644)
+	}
+}
