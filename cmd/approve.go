@@ -39,7 +39,7 @@ func (o *ApproveOptions) approvers(ios *IOStreams) ([]run.Approver, error) {
 			specs = []string{env}
 		}
 	}
-	if o.ApproverTimeout <= 0 {
+	if len(specs) > 0 && o.ApproverTimeout <= 0 {
 		return nil, usagef("--approver-timeout %s: must be more than 0", o.ApproverTimeout)
 	}
 	var out []run.Approver
