@@ -36,27 +36,33 @@ func BenchmarkQuestions(b *testing.B) {
 	answers := bytes.Repeat([]byte("\"b\"\n"), n)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		var out bytes.Buffer
-		ios := &IOStreams{
-			In: bytes.NewReader(answers), Out: &out, ErrOut: io.Discard,
-			Getenv: func(k string) string {
-				if k == "XDG_STATE_HOME" {
-					return dir
-				}
-				return ""
-			},
-			LookupEnv: func(string) (string, bool) { return "", false },
-		}
-		opts := &ExecOptions{IO: ios, AgentFile: agentFile, JSON: true, Session: filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))}
-		opts.Unanswered = "stop"
-		if err := execRun(context.Background(), opts); err != nil {
-			b.Fatal(err)
-		}
-		if !bytes.Contains(out.Bytes(), []byte(`"status":"success"`)) {
-			b.Fatalf("run did not succeed: %s", out.Bytes()[max(0, out.Len()-300):])
-		}
+		benchExec(b, agentFile, filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i)), bytes.NewReader(answers), map[string]string{"XDG_STATE_HOME": dir}, nil)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e6, "ms/question")
+}
+
+// benchExec runs agentFile once through hitl exec with the session journal
+// at session, stdin in, env as the environment (XDG_STATE_HOME included),
+// and more applied to the options; the run must succeed.
+func benchExec(b *testing.B, agentFile, session string, in io.Reader, env map[string]string, more func(*ExecOptions)) {
+	b.Helper()
+	var out bytes.Buffer
+	ios := &IOStreams{
+		In: in, Out: &out, ErrOut: io.Discard,
+		Getenv:    func(k string) string { return env[k] },
+		LookupEnv: func(string) (string, bool) { return "", false },
+	}
+	opts := &ExecOptions{IO: ios, AgentFile: agentFile, JSON: true, Session: session}
+	opts.Unanswered = "stop"
+	if more != nil {
+		more(opts)
+	}
+	if err := execRun(context.Background(), opts); err != nil {
+		b.Fatal(err)
+	}
+	if !bytes.Contains(out.Bytes(), []byte(`"status":"success"`)) {
+		b.Fatalf("run did not succeed: %s", out.Bytes()[max(0, out.Len()-300):])
+	}
 }
 
 // BenchmarkTransferRoundTrip runs n transfer_task calls to a sub-agent that
@@ -86,25 +92,7 @@ func BenchmarkTransferRoundTrip(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				var out bytes.Buffer
-				ios := &IOStreams{
-					In: strings.NewReader(""), Out: &out, ErrOut: io.Discard,
-					Getenv: func(k string) string {
-						if k == "XDG_STATE_HOME" {
-							return dir
-						}
-						return ""
-					},
-					LookupEnv: func(string) (string, bool) { return "", false },
-				}
-				opts := &ExecOptions{IO: ios, AgentFile: agentFile, JSON: true, Session: filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))}
-				opts.Unanswered = "stop"
-				if err := execRun(context.Background(), opts); err != nil {
-					b.Fatal(err)
-				}
-				if !bytes.Contains(out.Bytes(), []byte(`"status":"success"`)) {
-					b.Fatalf("run did not succeed: %s", out.Bytes()[max(0, out.Len()-300):])
-				}
+				benchExec(b, agentFile, filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i)), strings.NewReader(""), map[string]string{"XDG_STATE_HOME": dir}, nil)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e3, "µs/call")
 		})
@@ -148,41 +136,20 @@ func BenchmarkApprover(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				runs++
-				var out bytes.Buffer
 				in := strings.NewReader("")
 				if kind == "jsonl" {
 					in = strings.NewReader(strings.Repeat("\"b\"\n", n))
 				}
-				ios := &IOStreams{
-					In: in, Out: &out, ErrOut: io.Discard,
-					Getenv: func(k string) string {
-						switch k {
-						case "XDG_STATE_HOME":
-							return dir
-						case "HITL_APPROVER_SECRET":
-							return secret
-						}
-						return ""
-					},
-					LookupEnv: func(string) (string, bool) { return "", false },
-				}
-				opts := &ExecOptions{IO: ios, AgentFile: agentFile, JSON: true, Session: filepath.Join(dir, fmt.Sprintf("%s%d.jsonl", kind, runs))}
-				opts.Unanswered = "stop"
-				opts.ApproverTimeout = time.Minute
-				switch kind {
-				case "program":
-					opts.Approvers = []string{script}
-					opts.Prompt = "none"
-				case "webhook":
-					opts.Approvers = []string{hook.URL}
-					opts.Prompt = "none"
-				}
-				if err := execRun(context.Background(), opts); err != nil {
-					b.Fatal(err)
-				}
-				if !bytes.Contains(out.Bytes(), []byte(`"status":"success"`)) {
-					b.Fatalf("run did not succeed: %s", out.Bytes()[max(0, out.Len()-300):])
-				}
+				env := map[string]string{"XDG_STATE_HOME": dir, "HITL_APPROVER_SECRET": secret}
+				benchExec(b, agentFile, filepath.Join(dir, fmt.Sprintf("%s%d.jsonl", kind, runs)), in, env, func(opts *ExecOptions) {
+					opts.ApproverTimeout = time.Minute
+					switch kind {
+					case "program":
+						opts.Approvers, opts.Prompt = []string{script}, "none"
+					case "webhook":
+						opts.Approvers, opts.Prompt = []string{hook.URL}, "none"
+					}
+				})
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e6, "ms/question")
 		})

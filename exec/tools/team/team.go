@@ -163,13 +163,8 @@ type Peer struct{ Name, Description string }
 // SubAgentsPrompt is cagent's system prompt section of an agent with
 // sub_agents.
 func SubAgentsPrompt(peers []Peer) string {
-	var list strings.Builder
-	names := make([]string, len(peers))
-	for i, p := range peers {
-		fmt.Fprintf(&list, "Name: %s | Description: %s\n", p.Name, p.Description)
-		names[i] = p.Name
-	}
-	return "You are a multi-agent system, make sure to answer the user query in the most helpful way possible. You have access to these sub-agents:\n" + list.String() +
+	list, names := listPeers(peers)
+	return "You are a multi-agent system, make sure to answer the user query in the most helpful way possible. You have access to these sub-agents:\n" + list +
 		"\nIMPORTANT: You can ONLY transfer tasks to the agents listed above using their ID. The valid agent names are: " + strings.Join(names, ", ") +
 		". You MUST NOT attempt to transfer to any other agent IDs - doing so will cause system errors.\n\n" +
 		"If you are the best to answer the question according to your description, you can answer it.\n\n" +
@@ -179,14 +174,9 @@ func SubAgentsPrompt(peers []Peer) string {
 // HandoffsPrompt is cagent's system prompt section of an agent with
 // handoffs.
 func HandoffsPrompt(peers []Peer) string {
-	var list strings.Builder
-	names := make([]string, len(peers))
-	for i, p := range peers {
-		fmt.Fprintf(&list, "Name: %s | Description: %s\n", p.Name, p.Description)
-		names[i] = p.Name
-	}
+	list, names := listPeers(peers)
 	return "You are part of a multi-agent team. Your goal is to answer the user query in the most helpful way possible.\n\n" +
-		"Available agents in your team:\n" + list.String() + "\n" +
+		"Available agents in your team:\n" + list + "\n" +
 		"You can hand off the conversation to any of these agents at any time by using the `handoff` function with their ID. " +
 		"The valid agent IDs are: " + strings.Join(names, ", ") + ".\n\n" +
 		"When to hand off:\n" +
@@ -195,4 +185,16 @@ func HandoffsPrompt(peers []Peer) string {
 		"- If you need specialized capabilities that another agent provides\n\n" +
 		"If you are the best agent to handle the current request based on your capabilities, respond directly. " +
 		"When handing off to another agent, only handoff without talking about the handoff."
+}
+
+// listPeers is cagent's list of agents ("Name: x | Description: y" lines)
+// and their names.
+func listPeers(peers []Peer) (string, []string) {
+	var list strings.Builder
+	names := make([]string, len(peers))
+	for i, p := range peers {
+		fmt.Fprintf(&list, "Name: %s | Description: %s\n", p.Name, p.Description)
+		names[i] = p.Name
+	}
+	return list.String(), names
 }
