@@ -11,8 +11,8 @@ import (
 )
 
 var (
-	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files", "fallback", "sub_agents", "handoffs"}
-	unsupportedAgentKeys = []string{"rag", "hooks", "structured_output", "skills", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
+	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files", "fallback", "sub_agents", "handoffs", "structured_output"}
+	unsupportedAgentKeys = []string{"rag", "hooks", "skills", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
 )
 
 func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
@@ -49,6 +49,8 @@ func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
 			a.SubAgents = l.agentRefs(v, "sub_agents")
 		case "handoffs":
 			a.Handoffs = l.agentRefs(v, "handoffs")
+		case "structured_output":
+			a.StructuredOutput = l.structuredOutput(v)
 		}
 	})
 	a.Model = l.resolveModel(a, k, modelNode, models)

@@ -398,7 +398,6 @@ func TestCagentUnsupported(t *testing.T) {
 		"track_usage":        "models:\n  m: {provider: openai, model: x, track_usage: true}\nagents:\n  root: {model: m}\n",
 		"rag agent":          agent("    rag: [docs]\n"),
 		"hooks":              agent("    hooks: {}\n"),
-		"structured_output":  agent("    structured_output: {}\n"),
 		"skills":             agent("    skills: true\n"),
 		"code_mode_tools":    agent("    code_mode_tools: true\n"),
 		"num_history_items":  agent("    num_history_items: 3\n"),

@@ -128,10 +128,22 @@ type Agent struct {
 	// an agent of the file.
 	SubAgents []AgentRef
 	Handoffs  []AgentRef
+	// StructuredOutput, when set, is the shape of the agent's final
+	// answer (cagent's structured_output): asked of the model where the
+	// provider can, and checked before the run succeeds.
+	StructuredOutput *StructuredOutput
 	// MissingPromptFiles are add_prompt_files found nowhere: they add
 	// nothing (cagent skips them silently; hitl validate notes them).
 	MissingPromptFiles []AgentRef
 	Pos                Pos
+}
+
+// StructuredOutput is an agent's structured_output.
+type StructuredOutput struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage
+	Strict      bool
 }
 
 // AgentRef is an agent named in sub_agents or handoffs, where it is named.

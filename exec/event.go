@@ -115,6 +115,9 @@ type RunFinished struct {
 	Error           string `json:"error,omitempty"`
 	Session         string `json:"session,omitempty"`
 	PendingPromptID string `json:"pending_prompt_id,omitempty"`
+	// Output is the final answer as JSON, for an agent with a
+	// structured_output (DESIGN §11).
+	Output json.RawMessage `json:"output,omitempty"`
 	// Interrupts are the questions a stopped run waits on, in AG-UI's
 	// interrupt shape (DESIGN §14); a resume document answers them.
 	Interrupts []approver.Interrupt `json:"interrupts,omitempty"`

@@ -71,6 +71,9 @@ type Runner struct {
 	// sub-agent's calls never share an id with another agent's (answers
 	// and questions are kept by call id).
 	IDPrefix string
+	// Output, when set, is the shape of the final answer: asked of the
+	// model and checked before the run succeeds.
+	Output *OutputFormat
 	// OnHandoff gives the agent a handoff goes on with; nil: no handoffs.
 	OnHandoff func(ctx context.Context, agent string) (Member, error)
 
@@ -101,7 +104,7 @@ func (r *Runner) Run(ctx context.Context, st *State) (Outcome, error) {
 			continue
 		}
 		if last := st.lastAssistant(); last != nil && len(last.ToolCalls) == 0 && st.Messages[len(st.Messages)-1].Role == RoleAssistant {
-			return r.finish(last.Text), nil
+			return r.finish(last.Text)
 		}
 		if st.Iterations >= max {
 			return Outcome{}, &MaxIterationsError{Limit: max}
@@ -109,7 +112,7 @@ func (r *Runner) Run(ctx context.Context, st *State) (Outcome, error) {
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, err
 		}
-		turn, err := r.Model.Turn(ctx, Request{System: r.System, Messages: st.Messages, Tools: r.specs()})
+		turn, err := r.Model.Turn(ctx, Request{System: r.System, Messages: st.Messages, Tools: r.specs(), Output: r.Output})
 		if err != nil {
 			return Outcome{}, fmt.Errorf("model turn %d: %w", st.Iterations+1, err)
 		}
@@ -130,11 +133,54 @@ func (r *Runner) Run(ctx context.Context, st *State) (Outcome, error) {
 	}
 }
 
-func (r *Runner) finish(text string) Outcome {
+func (r *Runner) finish(text string) (Outcome, error) {
 	if r.VerdictRequired {
-		return Outcome{Status: StatusRejected, Text: "the agent ended without a verdict, and its verdict toolset is required"}
+		return Outcome{Status: StatusRejected, Text: "the agent ended without a verdict, and its verdict toolset is required"}, nil
 	}
-	return Outcome{Status: StatusSuccess, Text: text}
+	out := Outcome{Status: StatusSuccess, Text: text}
+	if r.Output != nil {
+		v, err := r.Output.Check(text)
+		if err != nil {
+			return Outcome{}, err
+		}
+		out.Output = v
+	}
+	return out, nil
+}
+
+// OutputError is a final answer that does not have the agent's
+// structured_output shape: the run fails (exit 1), saying why.
+type OutputError struct {
+	Name   string
+	Reason string
+}
+
+func (e *OutputError) Error() string {
+	return fmt.Sprintf("the final answer does not fit structured_output %s: %s", e.Name, e.Reason)
+}
+
+// Check reads text as the structured answer: one JSON value (a fenced
+// ```json block is read as its content) that fits the schema.
+func (f *OutputFormat) Check(text string) (json.RawMessage, error) {
+	t := strings.TrimSpace(text)
+	if body, ok := strings.CutPrefix(t, "```"); ok {
+		body = strings.TrimPrefix(body, "json")
+		if inner, ok := strings.CutSuffix(strings.TrimSpace(body), "```"); ok {
+			t = strings.TrimSpace(inner)
+		}
+	}
+	if !json.Valid([]byte(t)) {
+		shown, _ := termtext.Shorten(t, 80)
+		return nil, &OutputError{Name: f.Name, Reason: "it is not JSON: " + shown}
+	}
+	s, err := schema.Compile(f.Schema)
+	if err != nil {
+		return nil, &OutputError{Name: f.Name, Reason: err.Error()}
+	}
+	if err := s.Validate([]byte(t)); err != nil {
+		return nil, &OutputError{Name: f.Name, Reason: err.Error()}
+	}
+	return json.RawMessage(t), nil
 }
 
 func (st *State) lastAssistant() *Message {
@@ -235,6 +281,8 @@ type Member struct {
 	Member bool
 	// IDPrefix is put before its tool calls' ids (Runner.IDPrefix).
 	IDPrefix string
+	// Output is its structured_output (Runner.Output).
+	Output *OutputFormat
 }
 
 // Use makes the runner work as m from the next model turn on.
@@ -243,7 +291,7 @@ func (r *Runner) Use(m Member) {
 	if m.MaxIterations > 0 {
 		r.MaxIterations = m.MaxIterations
 	}
-	r.VerdictRequired = m.VerdictRequired
+	r.VerdictRequired, r.Output = m.VerdictRequired, m.Output
 	r.byName, r.schemas = nil, nil
 }
 

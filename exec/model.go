@@ -79,6 +79,18 @@ type Request struct {
 	System   string
 	Messages []Message
 	Tools    []ToolSpec
+	// Output, when set, is the shape the final answer must have (an
+	// agent's structured_output): a provider that can constrain its
+	// answer to a schema is asked to.
+	Output *OutputFormat
+}
+
+// OutputFormat is a structured final answer: a JSON value fitting Schema.
+type OutputFormat struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage
+	Strict      bool
 }
 
 // Turn is one assistant turn: its message (Role is RoleAssistant) and the

@@ -1,6 +1,9 @@
 package exec
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Tool is something the model can call.
 type Tool interface {
@@ -41,6 +44,9 @@ const (
 type Outcome struct {
 	Status Status
 	Text   string
+	// Output is the final answer as JSON, when the agent has a
+	// structured_output it fits.
+	Output json.RawMessage
 }
 
 // Acting is a tool some of whose calls act on the world (write a file, run

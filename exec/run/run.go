@@ -433,6 +433,7 @@ func (r *Run) finished(runErr error, code int, status exec.Status, out exec.Outc
 		Status:     status,
 		ExitCode:   code,
 		Text:       out.Text,
+		Output:     out.Output,
 		Iterations: r.state.Iterations,
 		Usage:      r.state.Usage,
 		DurationMS: time.Since(r.start).Milliseconds(),

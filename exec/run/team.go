@@ -9,6 +9,7 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -116,7 +117,17 @@ func (r *Run) member(ctx context.Context, a *config.Agent, m exec.Model, chain [
 	return exec.Member{
 		Name: a.Name, Model: m, Tools: list, System: system, MaxIterations: a.MaxIterations,
 		VerdictRequired: tools.VerdictRequired(a), Member: a.Name != r.agent.Name,
+		Output: outputFormat(a),
 	}, closeTools, nil
+}
+
+// outputFormat is a's structured_output for the runner.
+func outputFormat(a *config.Agent) *exec.OutputFormat {
+	so := a.StructuredOutput
+	if so == nil {
+		return nil
+	}
+	return &exec.OutputFormat{Name: so.Name, Description: so.Description, Schema: so.Schema, Strict: so.Strict}
 }
 
 // teamPrompts are cagent's system prompt sections naming an agent's
@@ -236,6 +247,11 @@ func (s starter) Run(ctx context.Context, j team.Job) (string, error) {
 		runner.MaxIterations = exec.DefaultMaxIterations
 	}
 	out, err := runner.Run(ctx, st)
+	var badOutput *exec.OutputError
+	if errors.As(err, &badOutput) {
+		// The sub-agent's answer, not the run, failed: its parent is told.
+		return fmt.Sprintf("the agent %s answered, but %v", runner.Agent, badOutput), nil
+	}
 	if err != nil {
 		return "", err
 	}

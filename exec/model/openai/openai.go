@@ -133,6 +133,17 @@ func (m *Model) Params(req exec.Request) (oa.ChatCompletionNewParams, error) {
 	if cm.PresencePenalty != nil {
 		p.PresencePenalty = param.NewOpt(*cm.PresencePenalty)
 	}
+	if o := req.Output; o != nil {
+		// structured_output: the answer constrained to the schema.
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: o.Name, Schema: json.RawMessage(o.Schema)}
+		if o.Description != "" {
+			js.Description = param.NewOpt(o.Description)
+		}
+		if o.Strict {
+			js.Strict = param.NewOpt(true)
+		}
+		p.ResponseFormat = oa.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}}
+	}
 	if req.System != "" {
 		p.Messages = append(p.Messages, oa.SystemMessage(req.System))
 	}
