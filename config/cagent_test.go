@@ -404,7 +404,6 @@ func TestCagentUnsupported(t *testing.T) {
 		"add_description":    agent("    add_description_parameter: true\n"),
 		"old think":          agent("    think: true\n"),
 		"model_picker":       tool("{type: model_picker, models: [a]}"),
-		"api":                tool("{type: api}"),
 		"openapi":            tool("{type: openapi, url: x}"),
 		"a2a":                tool("{type: a2a, url: x}"),
 		"lsp":                tool("{type: lsp, command: x}"),

@@ -101,6 +101,7 @@ func TestParseErrors(t *testing.T) {
 		{"unsupported agent key", "agents:\n  root:\n    model: openai/x\n    rag: [a]\n", []string{`a.yaml:4:5: agent key "rag" is not supported by hitl`}},
 		{"unknown sub-agent", "agents:\n  root:\n    model: openai/x\n    sub_agents: [reviewr]\n  reviewer: {model: openai/x}\n", []string{`a.yaml:4:18: sub_agents of agent root: no agent reviewr in this file (did you mean "reviewer"?)`}},
 		{"catalog sub-agent", "agents:\n  root:\n    model: openai/x\n    sub_agents: [agentcatalog/pirate]\n", []string{`a.yaml:4:18: sub_agents of agent root: agentcatalog/pirate is an agent from a catalog (an OCI reference); agents from catalogs are not supported by hitl`}},
+		{"api without api_config", "agents:\n  root:\n    model: openai/x\n    toolsets: [{type: api}]\n", []string{`a.yaml:4:16: an api toolset needs api_config`}},
 		{"unknown handoff", "agents:\n  root:\n    model: openai/x\n    handoffs: [zzz]\n", []string{`a.yaml:4:16: handoffs of agent root: no agent zzz in this file (its agents: root)`}},
 		{"sub-agent itself", "agents:\n  root:\n    model: openai/x\n    sub_agents: [root]\n", []string{`a.yaml:4:18: sub_agents of agent root names the agent itself`}},
 		{"background without sub-agents", "agents:\n  root:\n    model: openai/x\n    toolsets: [{type: background_agents}]\n", []string{`a.yaml:2:3: agent root has a background_agents toolset but no sub_agents`}},

@@ -63,6 +63,7 @@ var toolsetTypes = map[string]toolsetType{
 	}},
 	"fetch":  {keys: []string{"tools", "timeout"}, tools: []tool{{"fetch", []string{"urls", "timeout", "format"}}}},
 	"script": {keys: []string{"tools", "shell", "env"}},
+	"api":    {keys: []string{"api_config"}},
 	"background_agents": {keys: []string{"tools"}, tools: []tool{
 		{"run_background_agent", []string{"agent", "task", "expected_output"}},
 		{"list_background_agents", nil},
@@ -75,9 +76,9 @@ var toolsetTypes = map[string]toolsetType{
 // cagent features hitl does not implement: named so the error can say
 // "not supported by hitl" instead of "unknown".
 var (
-	unsupportedToolsets = []string{"api", "a2a", "lsp", "transfer_task", "rag", "openapi", "tasks", "user_prompt_v2", "model_picker", "handoff", "skills", "deferred"}
+	unsupportedToolsets = []string{"a2a", "lsp", "transfer_task", "rag", "openapi", "tasks", "user_prompt_v2", "model_picker", "handoff", "skills", "deferred"}
 	// cagent toolset keys hitl implements on no type.
-	unsupportedToolKeys = []string{"defer", "toon", "model", "models", "config", "version", "sandbox", "env_file", "file_types", "api_config"}
+	unsupportedToolKeys = []string{"defer", "toon", "model", "models", "config", "version", "sandbox", "env_file", "file_types"}
 	remoteToolKeys      = []string{"name", "description", "parameters"}
 	postEditKeys        = []string{"path", "cmd"}
 	mcpRemoteKeys       = []string{"url", "transport_type", "headers"}
@@ -147,6 +148,11 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 	if ts.Type == "filesystem" {
 		ts.IgnoreVCS = true
 	}
+	defer func() {
+		if ts.Type == "api" && ts.API == nil {
+			l.errorf(n, "an api toolset needs api_config: {name, endpoint, method, args}")
+		}
+	}()
 	known := append([]string{"type", "instruction"}, tt.keys...)
 	var filterNode, refNode, remoteNode *yaml.Node
 	seen := map[string]bool{}
@@ -165,6 +171,8 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 		switch key {
 		case "instruction":
 			ts.Instruction = l.str(v)
+		case "api_config":
+			ts.API = l.apiConfig(v)
 		case "name":
 			ts.Name = l.str(v)
 		case "required":
@@ -323,6 +331,11 @@ func (ts *Toolset) ToolNames() []string {
 		return names
 	case "mcp":
 		return ts.Filter
+	case "api":
+		if ts.API == nil {
+			return nil
+		}
+		return []string{ts.API.Name}
 	case "script":
 		var names []string
 		for _, s := range ts.Scripts {

@@ -164,6 +164,8 @@ type Command struct {
 // Type; the loader rejects keys that do not belong to the type.
 type Toolset struct {
 	Type string
+	// API is an api toolset's api_config.
+	API *APIConfig
 	// Instruction, when set, replaces the toolset's own guidance in the
 	// system prompt; {ORIGINAL_INSTRUCTIONS} in it stands for that
 	// guidance (cagent's toolset instruction).

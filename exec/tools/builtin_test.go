@@ -37,6 +37,7 @@ func TestEveryTypeBuilds(t *testing.T) {
 	sets := map[string]*config.Toolset{
 		"script": {Type: "script", Scripts: []config.ScriptCommand{{Name: "hello", Cmd: "echo hi"}}},
 		"memory": {Type: "memory", Path: filepath.Join(dir, "m.json")},
+		"api":    {Type: "api", API: &config.APIConfig{Name: "puzzle", Endpoint: "https://api.example.com/p", Method: "GET"}},
 	}
 	for _, typ := range config.ToolsetTypes() {
 		if typ == "mcp" || typ == "remote" {

@@ -12,6 +12,7 @@ import (
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/permissions"
 	"github.com/hitl-dev/hitl/exec/sandbox"
+	"github.com/hitl-dev/hitl/exec/tools/api"
 	"github.com/hitl-dev/hitl/exec/tools/askuser"
 	"github.com/hitl-dev/hitl/exec/tools/askuserquestion"
 	"github.com/hitl-dev/hitl/exec/tools/interaction"
@@ -221,6 +222,19 @@ func build(cfg *config.Config, a *config.Agent, ts *config.Toolset, d Deps, chec
 	switch ts.Type {
 	case "background_agents":
 		return buildBackground(a, ts, d)
+	case "api":
+		c := ts.API
+		if c == nil {
+			return nil, fmt.Errorf("no api_config")
+		}
+		var mask func(string) string
+		if d.Secrets != nil {
+			mask = d.Secrets.Mask
+		}
+		return []exec.Tool{api.New(api.Config{
+			Name: c.Name, Instruction: c.Instruction, Endpoint: c.Endpoint, Method: c.Method, Headers: c.Headers,
+			Args: c.Args, Required: c.Required, OutputSchema: c.OutputSchema,
+		}, mask, nil)}, nil
 	case "remote":
 		return buildRemote(ts, d, callbacks)
 	case "shell":
