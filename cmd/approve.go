@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -64,10 +65,16 @@ func (o *ApproveOptions) approvers(ios *IOStreams) ([]run.Approver, error) {
 		if len(argv) == 0 {
 			return nil, usagef("--approver: empty; give a program or an http(s) URL")
 		}
-		if _, err := sandbox.LookPath(argv[0], "", os.Environ()); err != nil {
+		path, err := sandbox.LookPath(argv[0], "", os.Environ())
+		if err != nil {
 			return nil, usagef("--approver %q: neither an executable (%v) nor an http(s) URL", s, err)
 		}
-		out = append(out, run.Approver{Argv: argv})
+		// The program found here is the one run, whatever directory the
+		// run's commands use (--working-dir).
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		out = append(out, run.Approver{Argv: append([]string{path}, argv[1:]...), Name: s})
 	}
 	return out, nil
 }

@@ -28,6 +28,8 @@ type Approver struct {
 	Argv   []string
 	URL    *url.URL
 	Secret string
+	// Name is the program as given (what the person wrote), for messages.
+	Name string
 }
 
 // approvers are the run's approver sources, in the order given.
@@ -50,7 +52,7 @@ func (r *Run) approvers(ctx context.Context) []prompt.Answerer {
 			}
 			continue
 		}
-		out = append(out, approver.NewProgram(a.Argv, approverStarter{r}, o))
+		out = append(out, approver.NewProgram(a.Name, a.Argv, approverStarter{r}, o))
 	}
 	return out
 }

@@ -38,10 +38,13 @@ func (o Options) source(name string, ask func(context.Context, prompt.Question) 
 	return s
 }
 
-// NewProgram is the approver program argv (its first word the program,
-// looked up on PATH; the rest its arguments, split on spaces: no shell).
-func NewProgram(argv []string, start Starter, o Options) prompt.Answerer {
-	name := strings.Join(argv, " ")
+// NewProgram is the approver program argv (its first word the program's
+// path; the rest its arguments: no shell), called name in messages ("":
+// argv joined).
+func NewProgram(name string, argv []string, start Starter, o Options) prompt.Answerer {
+	if name == "" {
+		name = strings.Join(argv, " ")
+	}
 	return o.source(name, func(ctx context.Context, q prompt.Question) (prompt.Answer, string, error) {
 		req, err := Request(q, o.Run, "")
 		if err != nil {
