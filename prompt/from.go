@@ -18,9 +18,3 @@ type fromKey struct{}
 func WithAgent(ctx context.Context, f From) context.Context {
 	return context.WithValue(ctx, fromKey{}, f)
 }
-
-// AgentOf is the agent ctx runs for (zero when unmarked).
-func AgentOf(ctx context.Context) From {
-	f, _ := ctx.Value(fromKey{}).(From)
-	return f
-}

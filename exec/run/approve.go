@@ -177,7 +177,8 @@ func userName() string {
 
 func terminalName() string {
 	for _, fd := range []string{"/proc/self/fd/0", "/proc/self/fd/2"} {
-		if t, err := os.Readlink(fd); err == nil && strings.HasPrefix(t, "/dev/pts/") || strings.HasPrefix(t, "/dev/tty") {
+		t, err := os.Readlink(fd)
+		if err == nil && (strings.HasPrefix(t, "/dev/pts/") || strings.HasPrefix(t, "/dev/tty")) {
 			return t
 		}
 	}

@@ -487,9 +487,6 @@ func jsonType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// valueAt is the part of v at a JSON Pointer.
-func valueAt(v any, ptr string) any { return valueAtPtr(v, ptr) }
-
 func valueAtPtr(v any, ptr string) any {
 	if ptr == "" {
 		return v

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -377,18 +376,4 @@ func (b *Background) Close() error {
 	}
 	b.wg.Wait()
 	return nil
-}
-
-// Running are the ids of the tasks still running, sorted.
-func (b *Background) Running() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var ids []string
-	for id, t := range b.tasks {
-		if t.Status == "running" {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids
 }
