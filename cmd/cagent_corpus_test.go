@@ -15,6 +15,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec/tools/mcp/mcptest"
 	"github.com/hitl-dev/hitl/internal/fakellm"
+	"gopkg.in/yaml.v3"
 )
 
 // cagentSnapshot is the docker/cagent commit whose agent files are run.
@@ -64,15 +65,25 @@ func TestCagentCorpus(t *testing.T) {
 	}
 	sort.Strings(files)
 	srv := fakellm.New(fakellm.Any, fakellm.Reply{Text: []string{"done"}, Repeat: true})
+	// Asked for JSON of a schema (structured_output), the model answers
+	// with JSON: the one schema among the files is examples/structured-output.yaml's.
+	srv.Choose = func(r fakellm.Request) (fakellm.Reply, bool) {
+		if strings.Contains(r.Body, `"json_schema"`) {
+			return fakellm.Reply{Text: []string{`{"name":"John Doe","age":30,"email":"john.doe@example.com","hobbies":["hiking"]}`}}, true
+		}
+		return fakellm.Reply{}, false
+	}
 	defer srv.Close()
 	// Docker's MCP gateway, stood in for by the test MCP server: ref:
-	// docker:NAME runs docker mcp gateway run --servers NAME.
+	// docker:NAME runs docker mcp gateway run --servers NAME, and each
+	// server's tools are named after it, as different servers' tools differ.
 	bin := filepath.Join(dir, ".bin")
 	server, err := mcptest.BuildInto(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte("#!/bin/sh\nexec "+server+"\n"), 0o755); err != nil {
+	gateway := "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --servers ] && name=$2; shift; done\nexec " + server + " -prefix \"$(echo \"$name\" | tr -c 'A-Za-z0-9_\\n' _)_\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(gateway), 0o755); err != nil {
 		t.Fatal(err)
 	}
 
@@ -89,6 +100,13 @@ func TestCagentCorpus(t *testing.T) {
 		for _, re := range []*regexp.Regexp{varRef, envRef, tokenKey} {
 			for _, m := range re.FindAllSubmatch(data, -1) {
 				env = append(env, string(m[1])+"=dummy")
+			}
+		}
+		// An MCP server's program that is not installed here is stood in
+		// for by the test server too: what is measured is the file's format.
+		for _, prog := range mcpCommands(data) {
+			if _, err := exec.LookPath(prog); err != nil && !strings.ContainsRune(prog, '/') {
+				_ = os.WriteFile(filepath.Join(bin, prog), []byte("#!/bin/sh\nexec "+server+"\n"), 0o755)
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -129,7 +147,7 @@ func TestCagentCorpus(t *testing.T) {
 	}
 	sort.Slice(keys, func(i, j int) bool { return len(lacks[keys[i]]) > len(lacks[keys[j]]) })
 	for _, k := range keys {
-		fmt.Fprintf(&report, "  not supported: %s — %d files\n", k, len(lacks[k]))
+		fmt.Fprintf(&report, "  not supported: %s — %d files: %s\n", k, len(lacks[k]), strings.Join(lacks[k], ", "))
 	}
 	for _, f := range failed {
 		fmt.Fprintf(&report, "  did not run: %s\n", f)
@@ -138,4 +156,36 @@ func TestCagentCorpus(t *testing.T) {
 	if out := os.Getenv("CAGENT_REPORT"); out != "" {
 		_ = os.WriteFile(out, []byte(report.String()), 0o644)
 	}
+}
+
+// mcpCommands lists the programs the file's mcp toolsets run.
+func mcpCommands(data []byte) []string {
+	var f struct {
+		Agents map[string]struct {
+			Toolsets []struct {
+				Type    string `yaml:"type"`
+				Command string `yaml:"command"`
+			} `yaml:"toolsets"`
+		} `yaml:"agents"`
+		MCPs map[string]struct {
+			Command string `yaml:"command"`
+		} `yaml:"mcps"`
+	}
+	if yaml.Unmarshal(data, &f) != nil {
+		return nil
+	}
+	var out []string
+	for _, a := range f.Agents {
+		for _, ts := range a.Toolsets {
+			if ts.Type == "mcp" && ts.Command != "" {
+				out = append(out, ts.Command)
+			}
+		}
+	}
+	for _, m := range f.MCPs {
+		if m.Command != "" {
+			out = append(out, m.Command)
+		}
+	}
+	return out
 }

@@ -77,6 +77,10 @@ type Server struct {
 	*httptest.Server
 	Format Format
 
+	// Choose, when set, answers first: a reply for the request, or false
+	// to take the next scripted one.
+	Choose func(Request) (Reply, bool)
+
 	mu       sync.Mutex
 	replies  []Reply
 	requests []Request
@@ -107,7 +111,13 @@ func (s *Server) next(r *http.Request) (Reply, bool) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(body)})
+	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(body)}
+	s.requests = append(s.requests, req)
+	if s.Choose != nil {
+		if rep, ok := s.Choose(req); ok {
+			return rep, true
+		}
+	}
 	if len(s.replies) == 0 {
 		return Reply{}, false
 	}

@@ -109,7 +109,7 @@ func addRoundTools(s *mcp.Server, opts Options) {
 	// provision does its first phase (counted), then asks for a region
 	// with the phase's outcome in its request state; called again with
 	// the state and the answer, it finishes without redoing the phase.
-	s.AddTool(&mcp.Tool{
+	addTool(s, opts, &mcp.Tool{
 		Name:        "provision",
 		Description: "Provision a machine (reserves it, then asks where to put it).",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
@@ -139,7 +139,7 @@ func addRoundTools(s *mcp.Server, opts Options) {
 
 	// signin asks two questions in one round: credentials (with a secret
 	// field) and a target environment.
-	s.AddTool(&mcp.Tool{
+	addTool(s, opts, &mcp.Tool{
 		Name:        "signin",
 		Description: "Sign in to an environment (asks credentials and the environment at once).",
 		InputSchema: json.RawMessage(`{"type":"object"}`),

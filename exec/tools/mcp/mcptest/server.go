@@ -43,6 +43,14 @@ type Options struct {
 	// DeletedLog, when set, gets a line (the item's id) for each item
 	// delete_item deletes: what a test checks was or was not done.
 	DeletedLog string
+	// Prefix goes before every tool's name: servers standing in for
+	// different real ones offer different tools.
+	Prefix string
+}
+
+func addTool(s *mcp.Server, opts Options, t *mcp.Tool, h mcp.ToolHandler) {
+	t.Name = opts.Prefix + t.Name
+	s.AddTool(t, h)
 }
 
 // ConfigureSchema is the form the configure tool asks for: every primitive
@@ -83,7 +91,7 @@ func NewServer(opts Options) *mcp.Server {
 		return json.RawMessage(`{"type":"object","properties":{` + props + `},"required":` + string(r) + `}`)
 	}
 
-	s.AddTool(&mcp.Tool{
+	addTool(s, opts, &mcp.Tool{
 		Name:        "read_status",
 		Description: "Read the service status.",
 		InputSchema: obj(``),
@@ -92,7 +100,7 @@ func NewServer(opts Options) *mcp.Server {
 		return text("status: ok"), nil
 	})
 
-	s.AddTool(&mcp.Tool{
+	addTool(s, opts, &mcp.Tool{
 		Name:        "delete_item",
 		Description: "Delete an item for good.",
 		InputSchema: obj(`"id":{"type":"string"}`, "id"),
@@ -112,7 +120,7 @@ func NewServer(opts Options) *mcp.Server {
 		return text("deleted " + in.ID), nil
 	})
 
-	s.AddTool(&mcp.Tool{
+	addTool(s, opts, &mcp.Tool{
 		Name:        "echo",
 		Description: "Return the text given.",
 		InputSchema: obj(`"text":{"type":"string"}`, "text"),
@@ -125,7 +133,7 @@ func NewServer(opts Options) *mcp.Server {
 		}}, nil
 	})
 
-	s.AddTool(&mcp.Tool{
+	addTool(s, opts, &mcp.Tool{
 		Name:        "slow",
 		Description: "Sleep for ms milliseconds.",
 		InputSchema: obj(`"ms":{"type":"integer"}`, "ms"),
@@ -140,7 +148,7 @@ func NewServer(opts Options) *mcp.Server {
 		}
 	})
 
-	s.AddTool(&mcp.Tool{
+	addTool(s, opts, &mcp.Tool{
 		Name:        "crash",
 		Description: "Crash the server in the middle of the call.",
 		InputSchema: obj(``),
@@ -154,7 +162,7 @@ func NewServer(opts Options) *mcp.Server {
 	})
 
 	elicitTool := func(name, desc string, params func(req *mcp.CallToolRequest) *mcp.ElicitParams) {
-		s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: obj(`"after_ms":{"type":"integer"}`)},
+		addTool(s, opts, &mcp.Tool{Name: name, Description: desc, InputSchema: obj(`"after_ms":{"type":"integer"}`)},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				resp, ok := req.Params.InputResponses["ask"]
 				if !ok {
@@ -192,7 +200,7 @@ func NewServer(opts Options) *mcp.Server {
 	})
 
 	// two_step asks twice in one call: the environment, then a name.
-	s.AddTool(&mcp.Tool{Name: "two_step", Description: "Deploy after two questions.", InputSchema: obj(``)},
+	addTool(s, opts, &mcp.Tool{Name: "two_step", Description: "Deploy after two questions.", InputSchema: obj(``)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			answer := func(key, field string) (string, bool) {
 				r, _ := req.Params.InputResponses[key].(*mcp.ElicitResult)
@@ -227,7 +235,7 @@ func NewServer(opts Options) *mcp.Server {
 	// call in a session runs (URLElicitationRequired, -32042).
 	var mu sync.Mutex
 	authorized := map[*mcp.ServerSession]bool{}
-	s.AddTool(&mcp.Tool{Name: "authorize_first", Description: "Act once the user has authorized access.", InputSchema: obj(``)},
+	addTool(s, opts, &mcp.Tool{Name: "authorize_first", Description: "Act once the user has authorized access.", InputSchema: obj(``)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -1,6 +1,6 @@
 // Command mcptest-server is the MCP test server over stdio.
 //
-//	mcptest-server [-legacy] [-stderr TEXT] [-fail] [-hang] [-pidfile FILE] [-ignoreterm] [-count FILE] [-forgetful] [-deleted FILE]
+//	mcptest-server [-legacy] [-stderr TEXT] [-fail] [-hang] [-pidfile FILE] [-ignoreterm] [-count FILE] [-forgetful] [-deleted FILE] [-prefix P]
 package main
 
 import (
@@ -25,6 +25,7 @@ func main() {
 	countFile := flag.String("count", "", "append a line to this file each time a multi-round tool starts a call afresh")
 	deletedLog := flag.String("deleted", "", "append the id of each item delete_item deletes to this file")
 	forgetful := flag.Bool("forgetful", false, "refuse the request states an earlier run of the server gave (as one keeping them in memory)")
+	prefix := flag.String("prefix", "", "put this before every tool's name")
 	flag.Parse()
 	if *pidfile != "" {
 		if err := os.WriteFile(*pidfile, []byte(fmt.Sprintln(os.Getpid())), 0o644); err != nil {
@@ -45,7 +46,7 @@ func main() {
 	if *hang {
 		select {}
 	}
-	s := mcptest.NewServer(mcptest.Options{Legacy: *legacy, Crash: func() { os.Exit(2) }, CountFile: *countFile, Forgetful: *forgetful, DeletedLog: *deletedLog})
+	s := mcptest.NewServer(mcptest.Options{Legacy: *legacy, Crash: func() { os.Exit(2) }, CountFile: *countFile, Forgetful: *forgetful, DeletedLog: *deletedLog, Prefix: *prefix})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 		os.Exit(1)
