@@ -169,6 +169,12 @@ func (l *loader) mcpSource(ts *Toolset, n, refNode, remoteNode *yaml.Node) {
 // mergeMCP fills what ts leaves empty from the definition def.
 func mergeMCP(ts, def *Toolset) {
 	ts.Docker = def.Docker
+	if ts.Version == "" {
+		ts.Version = def.Version
+	}
+	if ts.GatewayConfig == nil {
+		ts.GatewayConfig = def.GatewayConfig
+	}
 	if ts.Command == "" {
 		ts.Command = def.Command
 	}

@@ -35,7 +35,7 @@ var toolsetTypes = map[string]toolsetType{
 	"remote":  {keys: []string{"url", "tools", "timeout", "headers", "callback_host", "allow_response_hosts"}},
 	"shell":   {keys: []string{"env", "timeout", "working_dir", "shell"}, tools: []tool{{"shell", []string{"cmd", "cwd", "timeout"}}}},
 	"verdict": {keys: []string{"required"}, tools: []tool{{"verdict", []string{"approved", "reason"}}}},
-	"mcp":     {keys: []string{"command", "args", "env", "remote", "ref", "tools", "name", "timeout"}},
+	"mcp":     {keys: []string{"command", "args", "env", "remote", "ref", "tools", "name", "timeout", "version", "config"}},
 	"filesystem": {keys: []string{"tools", "ignore_vcs", "post_edit", "allowed_directories"}, tools: []tool{
 		{"read_file", []string{"path"}},
 		{"read_multiple_files", []string{"paths", "json"}},
@@ -78,7 +78,7 @@ var toolsetTypes = map[string]toolsetType{
 var (
 	unsupportedToolsets = []string{"a2a", "lsp", "transfer_task", "rag", "openapi", "tasks", "user_prompt_v2", "model_picker", "handoff", "skills", "deferred"}
 	// cagent toolset keys hitl implements on no type.
-	unsupportedToolKeys = []string{"defer", "toon", "model", "models", "config", "version", "sandbox", "env_file", "file_types"}
+	unsupportedToolKeys = []string{"defer", "toon", "model", "models", "sandbox", "env_file", "file_types"}
 	remoteToolKeys      = []string{"name", "description", "parameters"}
 	postEditKeys        = []string{"path", "cmd"}
 	mcpRemoteKeys       = []string{"url", "transport_type", "headers"}
@@ -154,7 +154,7 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 		}
 	}()
 	known := append([]string{"type", "instruction"}, tt.keys...)
-	var filterNode, refNode, remoteNode *yaml.Node
+	var filterNode, refNode, remoteNode, versionNode, configNode *yaml.Node
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
@@ -210,6 +210,12 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 			ts.Args = l.strings(v)
 		case "ref":
 			refNode = v
+		case "version":
+			versionNode = v
+			ts.Version = strings.TrimSpace(l.str(v))
+		case "config":
+			configNode = v
+			ts.GatewayConfig = l.jsonValue(v)
 		case "remote":
 			remoteNode = v
 			l.mcpRemote(ts, v)
@@ -235,6 +241,12 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 		}
 	case "mcp":
 		l.mcpSource(ts, n, refNode, remoteNode)
+		if versionNode != nil && ts.Command == "" {
+			l.errorf(versionNode, "version names the package that provides a stdio server's command; this server has no command")
+		}
+		if configNode != nil && ts.Docker == "" {
+			l.errorf(configNode, "config is handed to Docker's MCP gateway, for a server of ref: docker:NAME; give a command's server its settings in args or env")
+		}
 	case "script":
 		if len(ts.Scripts) == 0 {
 			l.errorf(n, "script toolset has no shell: map of commands (name: {cmd: ..., description: ...})")

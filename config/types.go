@@ -204,6 +204,14 @@ type Toolset struct {
 	// Docker is NAME of ref: docker:NAME: the server runs through Docker's
 	// MCP gateway (docker mcp gateway run --servers NAME).
 	Docker string
+	// Version is cagent's package reference (owner/repo[@version]) of a
+	// stdio server's Command: hitl installs nothing, but runs the program
+	// cagent installed (DOCKER_AGENT_TOOLS_DIR, ~/.cagent/tools) and
+	// otherwise names the package to install. "false" or "off": PATH only.
+	Version string
+	// GatewayConfig is config: of a docker:NAME server, handed to Docker's
+	// MCP gateway as the file {NAME: config} (--config).
+	GatewayConfig json.RawMessage
 
 	// filesystem
 	IgnoreVCS   bool       // ignore_vcs, default true

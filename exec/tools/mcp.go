@@ -22,6 +22,7 @@ import (
 type MCPServers struct {
 	byToolset map[*config.Toolset]*mcp.Client
 	list      []*mcp.Client // in toolset order
+	removes   []func()      // files made for the servers (a gateway's config)
 }
 
 // dockerEnviron names the variables a docker: server (the docker CLI)
@@ -47,13 +48,14 @@ func StartMCP(ctx context.Context, cfg *config.Config, a *config.Agent, d Deps) 
 		return s, nil
 	}
 	clients := make([]*mcp.Client, len(sets))
+	removes := make([]func(), len(sets))
 	errs := make([]error, len(sets))
 	var wg sync.WaitGroup
 	for i, ts := range sets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			clients[i], errs[i] = startServer(ctx, ts, d)
+			clients[i], removes[i], errs[i] = startServer(ctx, ts, d)
 		}()
 	}
 	wg.Wait()
@@ -61,6 +63,9 @@ func StartMCP(ctx context.Context, cfg *config.Config, a *config.Agent, d Deps) 
 		if c != nil {
 			s.byToolset[sets[i]] = c
 			s.list = append(s.list, c)
+		}
+		if removes[i] != nil {
+			s.removes = append(s.removes, removes[i])
 		}
 	}
 	for i, err := range errs {
@@ -76,10 +81,14 @@ func StartMCP(ctx context.Context, cfg *config.Config, a *config.Agent, d Deps) 
 	return s, nil
 }
 
-func startServer(ctx context.Context, ts *config.Toolset, d Deps) (*mcp.Client, error) {
+func startServer(ctx context.Context, ts *config.Toolset, d Deps) (c *mcp.Client, remove func(), err error) {
+	command, err := serverProgram(ts)
+	if err != nil {
+		return nil, nil, err
+	}
 	srv := mcp.Server{
 		Name:      ts.Server,
-		Command:   ts.Command,
+		Command:   command,
 		Args:      ts.Args,
 		Env:       ts.Env,
 		URL:       ts.URL,
@@ -111,14 +120,27 @@ func startServer(ctx context.Context, ts *config.Toolset, d Deps) (*mcp.Client, 
 	if ts.Docker != "" {
 		docker, err := lookPath("docker")
 		if err != nil {
-			return nil, &mcp.ServerError{Server: ts.Server, What: "cannot start", Err: fmt.Errorf(
+			return nil, nil, &mcp.ServerError{Server: ts.Server, What: "cannot start", Err: fmt.Errorf(
 				"ref: docker:%s runs the server through Docker's MCP gateway (docker mcp gateway run --servers %s), which needs the docker command; it is not on PATH. Install Docker Desktop (or the docker CLI with the mcp plugin), or give the server a command or a remote url",
 				ts.Docker, ts.Docker)}
 		}
 		srv.Command, srv.Args = docker, []string{"mcp", "gateway", "run", "--servers", ts.Docker}
+		if ts.GatewayConfig != nil {
+			path, rm, err := gatewayConfigFile(ts)
+			if err != nil {
+				return nil, nil, &mcp.ServerError{Server: ts.Server, What: "cannot start", Err: err}
+			}
+			srv.Args = append(srv.Args, "--config", path)
+			remove = rm
+		}
 		opts.Environ = safeEnviron(append(append([]string(nil), mcp.SafeEnviron...), dockerEnviron...))
 	}
-	return mcp.Start(ctx, srv, opts)
+	c, err = mcp.Start(ctx, srv, opts)
+	if err != nil && remove != nil {
+		remove()
+		remove = nil
+	}
+	return c, remove, err
 }
 
 func safeEnviron(names []string) []string {
@@ -181,6 +203,10 @@ func (s *MCPServers) Close() error {
 		}()
 	}
 	wg.Wait()
+	for _, rm := range s.removes {
+		rm()
+	}
+	s.removes = nil
 	return errors.Join(errs...)
 }
 
@@ -192,6 +218,9 @@ func (s *MCPServers) Kill() {
 	}
 	for _, c := range s.list {
 		c.Kill()
+	}
+	for _, rm := range s.removes {
+		rm()
 	}
 }
 
