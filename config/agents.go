@@ -11,8 +11,8 @@ import (
 )
 
 var (
-	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files", "fallback", "sub_agents", "handoffs", "structured_output"}
-	unsupportedAgentKeys = []string{"rag", "hooks", "skills", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
+	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files", "fallback", "sub_agents", "handoffs", "structured_output", "hooks"}
+	unsupportedAgentKeys = []string{"rag", "skills", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
 )
 
 func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
@@ -51,15 +51,51 @@ func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
 			a.Handoffs = l.agentRefs(v, "handoffs")
 		case "structured_output":
 			a.StructuredOutput = l.structuredOutput(v)
+		case "hooks":
+			a.Hooks = l.hooks(v)
 		}
 	})
 	a.Model = l.resolveModel(a, k, modelNode, models)
 	if fallbackNode != nil {
 		a.Model = withFallback(a.Model, l.fallback(a, fallbackNode, models))
 	}
+	l.toolsetModels(a, models)
 	l.checkToolNames(a)
 	l.checkServers(a)
 	return a
+}
+
+// toolsetModels resolves the toolsets' model: (one model: cagent refuses
+// an alloy there) and a model_picker's models: (any reference).
+func (l *loader) toolsetModels(a *Agent, models map[string]*Model) {
+	var picker *Toolset
+	for _, ts := range a.Toolsets {
+		if ts.modelNode != nil && ts.ModelRef != "" {
+			if m := l.modelRef(a, ts.modelNode, ts.ModelRef, models, 0); m != nil {
+				if len(m.Alloy) > 0 {
+					l.errorf(ts.modelNode, "toolset model %q is an alloy model; a toolset's results are read by one model", ts.ModelRef)
+				} else {
+					ts.Model = m
+				}
+			}
+		} else if ts.modelNode != nil {
+			l.errorf(ts.modelNode, "toolset model is empty: name a key of models: or write provider/model")
+		}
+		if ts.Type != "model_picker" {
+			continue
+		}
+		if picker != nil {
+			l.errorf(&yaml.Node{Line: ts.Pos.Line, Column: ts.Pos.Col}, "agent %s has two model_picker toolsets (the other at line %d); list every model in one", a.Name, picker.Pos.Line)
+		}
+		picker = ts
+		for i, ref := range ts.PickRefs {
+			if i < len(ts.pickNodes) {
+				if m := l.modelRef(a, ts.pickNodes[i], ref, models, 0); m != nil {
+					ts.Models = append(ts.Models, m)
+				}
+			}
+		}
+	}
 }
 
 // promptFiles resolves add_prompt_files: a relative path is looked up next

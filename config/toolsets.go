@@ -64,6 +64,10 @@ var toolsetTypes = map[string]toolsetType{
 	"fetch":  {keys: []string{"tools", "timeout"}, tools: []tool{{"fetch", []string{"urls", "timeout", "format"}}}},
 	"script": {keys: []string{"tools", "shell", "env"}},
 	"api":    {keys: []string{"api_config"}},
+	"model_picker": {keys: []string{"models"}, tools: []tool{
+		{"change_model", []string{"model"}},
+		{"revert_model", nil},
+	}},
 	"background_agents": {keys: []string{"tools"}, tools: []tool{
 		{"run_background_agent", []string{"agent", "task", "expected_output"}},
 		{"list_background_agents", nil},
@@ -76,9 +80,9 @@ var toolsetTypes = map[string]toolsetType{
 // cagent features hitl does not implement: named so the error can say
 // "not supported by hitl" instead of "unknown".
 var (
-	unsupportedToolsets = []string{"a2a", "lsp", "transfer_task", "rag", "openapi", "tasks", "user_prompt_v2", "model_picker", "handoff", "skills", "deferred"}
+	unsupportedToolsets = []string{"a2a", "lsp", "transfer_task", "rag", "openapi", "tasks", "user_prompt_v2", "handoff", "skills", "deferred"}
 	// cagent toolset keys hitl implements on no type.
-	unsupportedToolKeys = []string{"defer", "toon", "model", "models", "sandbox", "env_file", "file_types"}
+	unsupportedToolKeys = []string{"defer", "toon", "sandbox", "env_file", "file_types"}
 	remoteToolKeys      = []string{"name", "description", "parameters"}
 	postEditKeys        = []string{"path", "cmd"}
 	mcpRemoteKeys       = []string{"url", "transport_type", "headers"}
@@ -153,7 +157,7 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 			l.errorf(n, "an api toolset needs api_config: {name, endpoint, method, args}")
 		}
 	}()
-	known := append([]string{"type", "instruction"}, tt.keys...)
+	known := append([]string{"type", "instruction", "model"}, tt.keys...)
 	var filterNode, refNode, remoteNode, versionNode, configNode *yaml.Node
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -171,6 +175,13 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 		switch key {
 		case "instruction":
 			ts.Instruction = l.str(v)
+		case "model":
+			ts.ModelRef, ts.modelNode = l.str(v), v
+		case "models":
+			ts.PickRefs = l.strings(v)
+			if v.Kind == yaml.SequenceNode {
+				ts.pickNodes = v.Content
+			}
 		case "api_config":
 			ts.API = l.apiConfig(v)
 		case "name":
@@ -246,6 +257,10 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 		}
 		if configNode != nil && ts.Docker == "" {
 			l.errorf(configNode, "config is handed to Docker's MCP gateway, for a server of ref: docker:NAME; give a command's server its settings in args or env")
+		}
+	case "model_picker":
+		if len(ts.PickRefs) == 0 {
+			l.errorf(n, "a model_picker toolset needs models: the models change_model may switch to")
 		}
 	case "script":
 		if len(ts.Scripts) == 0 {

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"gopkg.in/yaml.v3"
 	"encoding/json"
 	"time"
 )
@@ -105,6 +106,8 @@ type ScriptCall struct {
 
 // Agent is one entry under agents:.
 type Agent struct {
+	// Hooks are cagent's hooks: commands run at points of the agent's run.
+	Hooks *Hooks
 	Name               string
 	Model              *Model
 	Description        string
@@ -164,6 +167,17 @@ type Command struct {
 // Type; the loader rejects keys that do not belong to the type.
 type Toolset struct {
 	Type string
+	// Model (cagent's toolset model:) is the model of the turn that reads
+	// this toolset's results; ModelRef is the reference as written.
+	Model    *Model
+	ModelRef string
+	// Models are a model_picker's models (PickRefs: as written, the
+	// values change_model takes).
+	Models   []*Model
+	PickRefs []string
+	// modelNode, pickNodes: resolved once the agent's models are known.
+	modelNode *yaml.Node
+	pickNodes []*yaml.Node
 	// API is an api toolset's api_config.
 	API *APIConfig
 	// Instruction, when set, replaces the toolset's own guidance in the

@@ -76,6 +76,8 @@ type Runner struct {
 	Output *OutputFormat
 	// OnHandoff gives the agent a handoff goes on with; nil: no handoffs.
 	OnHandoff func(ctx context.Context, agent string) (Member, error)
+	// Hooks, when set, run around each tool call.
+	Hooks CallHooks
 
 	byName  map[string]Tool
 	schemas map[string]*schema.Schema
@@ -216,20 +218,46 @@ func PendingCalls(msgs []Message) []ToolCall {
 	return pending
 }
 
+// CallHooks are an agent's hooks around its tool calls (cagent's
+// pre_tool_use and post_tool_use; package hooks).
+type CallHooks interface {
+	// Before runs before the call is checked, approved and run: it may
+	// rewrite the call's arguments (what is then checked, shown and run),
+	// or block it with a result for the model.
+	Before(ctx context.Context, call ToolCall) (ToolCall, *Result)
+	// After runs once the call has its result.
+	After(ctx context.Context, call ToolCall, res Result)
+}
+
 // runCalls runs calls in order; done is true when a tool ended the run.
 func (r *Runner) runCalls(ctx context.Context, st *State, calls []ToolCall) (Outcome, bool, error) {
+	if err := r.prepare(); err != nil {
+		return Outcome{}, false, err
+	}
 	for i, call := range calls {
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, false, err
+		}
+		var blocked *Result
+		if _, known := r.byName[call.Name]; known && r.Hooks != nil && json.Valid(call.Arguments) {
+			call, blocked = r.Hooks.Before(r.withAgent(ctx), call)
 		}
 		args := call.Arguments
 		if len(args) == 0 || !json.Valid(args) {
 			args = json.RawMessage("{}") // the event's arguments field is always an object
 		}
 		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args, Server: r.server(call.Name), Agent: r.Agent, TaskID: r.TaskID}, "tool.call")
-		res, err := r.call(ctx, call)
-		if err != nil {
-			return Outcome{}, false, err
+		var res Result
+		if blocked != nil {
+			res = *blocked
+		} else {
+			var err error
+			if res, err = r.call(ctx, call); err != nil {
+				return Outcome{}, false, err
+			}
+			if r.Hooks != nil && r.byName[call.Name] != nil {
+				r.Hooks.After(r.withAgent(ctx), call, res)
+			}
 		}
 		msg := Message{Role: RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: res.Text, IsError: res.IsError, Handoff: res.Handoff}
 		if err := r.append(st, msg); err != nil {
@@ -283,6 +311,8 @@ type Member struct {
 	IDPrefix string
 	// Output is its structured_output (Runner.Output).
 	Output *OutputFormat
+	// Hooks run around its tool calls (Runner.Hooks).
+	Hooks CallHooks
 }
 
 // Use makes the runner work as m from the next model turn on.
@@ -291,8 +321,16 @@ func (r *Runner) Use(m Member) {
 	if m.MaxIterations > 0 {
 		r.MaxIterations = m.MaxIterations
 	}
-	r.VerdictRequired, r.Output = m.VerdictRequired, m.Output
+	r.VerdictRequired, r.Output, r.Hooks = m.VerdictRequired, m.Output, m.Hooks
 	r.byName, r.schemas = nil, nil
+}
+
+// withAgent says in ctx which agent asks (for the questions of a call).
+func (r *Runner) withAgent(ctx context.Context) context.Context {
+	if r.Agent == "" {
+		return ctx
+	}
+	return prompt.WithAgent(ctx, prompt.From{Agent: r.Agent, TaskID: r.TaskID, Member: r.Member})
 }
 
 // call runs one tool call; mistakes of the model become error results.
@@ -300,9 +338,7 @@ func (r *Runner) call(ctx context.Context, call ToolCall) (Result, error) {
 	if err := r.prepare(); err != nil {
 		return Result{}, err
 	}
-	if r.Agent != "" {
-		ctx = prompt.WithAgent(ctx, prompt.From{Agent: r.Agent, TaskID: r.TaskID, Member: r.Member})
-	}
+	ctx = r.withAgent(ctx)
 	tool, ok := r.byName[call.Name]
 	if !ok {
 		return Result{IsError: true, Text: fmt.Sprintf("unknown tool %q; the tools available are: %s", call.Name, strings.Join(r.names(), ", "))}, nil

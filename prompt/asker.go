@@ -56,6 +56,9 @@ type Asker struct {
 	Unanswered Unanswered
 	Observer   Observer
 	Secrets    *Secrets
+	// BeforeWait, when set, is told of each question before the front end
+	// asks it (a person is about to be waited for: on_user_input hooks).
+	BeforeWait func(q Question)
 	// OnBadAnswer is told of an answer that cannot be used (a JSONL line, an
 	// answers-file entry) before the run stops: the error event.
 	OnBadAnswer func(*BadAnswerError)
@@ -183,6 +186,9 @@ func (a *Asker) obtain(ctx context.Context, q Question) (Answer, error) {
 		}
 		unanswered = &UnansweredError{Source: SourcePolicy, Reason: why + " and no answer in the answers file"}
 	} else {
+		if a.BeforeWait != nil {
+			a.BeforeWait(q)
+		}
 		ans, err := a.askFrontEnd(ctx, q)
 		if err == nil {
 			return ans, nil

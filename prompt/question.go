@@ -118,6 +118,8 @@ const (
 	SourceSession Source = "session"
 	// SourceApprover: an approver program or webhook (DESIGN §14).
 	SourceApprover Source = "approver"
+	// SourceHook: a permission_request hook of the agent file.
+	SourceHook Source = "hook"
 )
 
 // Answer is the answer to one question. Content is set when Action is Accept

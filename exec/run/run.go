@@ -20,6 +20,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/hooks"
 	"github.com/hitl-dev/hitl/exec/model"
 	"github.com/hitl-dev/hitl/exec/model/cassette"
 	"github.com/hitl-dev/hitl/exec/sandbox"
@@ -101,6 +102,11 @@ type Run struct {
 	sandbox *sandbox.Sandbox
 	// team is what the run's agents share (Do sets it up).
 	team *members
+	// hooks are the agents' hooks (hookRun), nil before or without any.
+	hooks *hooks.Run
+	// startContext is what session_start hooks added: the starting
+	// agent's system prompt gets it.
+	startContext string
 }
 
 // Result is how a run ended, for the command line to report.
@@ -201,7 +207,15 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	r.team = &members{asker: asker, shared: r.shared(), stop: stop, ctx: ctx}
 	defer r.team.closeAll()
 	r.emit(&exec.RunStarted{RunID: r.runID, Agent: r.agent.Name, Model: modelLabel(r.opts.Model), Session: r.journal.Path(), Sandbox: string(r.sandbox.Mechanism())}, "run.started")
-	mem, closeTools, err := r.member(ctx, active, m, []string{active.Name})
+	source := "startup"
+	if r.loaded != nil {
+		source = "resume"
+	}
+	r.startContext = r.plainHooks(ctx, active, config.HookSessionStart, hooks.Input{Source: source})
+	defer func() {
+		r.plainHooks(context.WithoutCancel(ctx), active, config.HookSessionEnd, hooks.Input{Reason: string(Status(r.exitCode(err), err))})
+	}()
+	mem, closeTools, err := r.member(ctx, active, m, stateful, []string{active.Name})
 	if err == nil {
 		r.team.onClose(closeTools)
 	}
@@ -313,7 +327,15 @@ func (r *Run) asker(ctx context.Context) *prompt.Asker {
 		r.opts.Answers.Bind(r.opts.WorkingDir, func(msg string) { r.notice("%s", msg) })
 		a.Sources = append(a.Sources, r.opts.Answers)
 	}
+	a.Sources = append(a.Sources, r.hookSources()...)
 	a.Sources = append(a.Sources, r.approvers(ctx)...)
+	if h := r.hookRun(); h != nil {
+		a.BeforeWait = func(q prompt.Question) {
+			if ag := r.cfg.Agent(q.Agent); ag != nil {
+				r.plainHooks(ctx, ag, config.HookOnUserInput, hooks.Input{})
+			}
+		}
+	}
 	return a
 }
 

@@ -78,9 +78,17 @@ func (r *Run) modelFor(a *config.Agent, frame, first string) (exec.Model, sessio
 	if cm == nil {
 		return nil, nil, fmt.Errorf("agent %s has no model", a.Name)
 	}
-	m, err := model.New(cm, model.Options{Getenv: r.opts.Getenv, Message: first, Cassette: r.opts.Cassette, OnDelta: r.opts.OnDelta})
+	mo := model.Options{Getenv: r.opts.Getenv, Message: first, Cassette: r.opts.Cassette, OnDelta: r.opts.OnDelta}
+	m, err := model.New(cm, mo)
 	if err != nil {
 		return nil, nil, err
+	}
+	if models, order := otherModels(a); len(order) > 0 {
+		sw, err := model.NewSwitch(m, models, order, mo)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent %s: %w", a.Name, err)
+		}
+		m = sw
 	}
 	stateful, _ := m.(session.Stateful)
 	if stateful != nil && r.loaded != nil {
@@ -104,9 +112,16 @@ func (r *Run) modelFor(a *config.Agent, frame, first string) (exec.Model, sessio
 // member builds agent a's part of the run: its system prompt and tools
 // (MCP servers started), its model made by the caller. closeTools stops
 // what its tools hold.
-func (r *Run) member(ctx context.Context, a *config.Agent, m exec.Model, chain []string) (_ exec.Member, closeTools func(), _ error) {
+func (r *Run) member(ctx context.Context, a *config.Agent, m exec.Model, stateful session.Stateful, chain []string) (_ exec.Member, closeTools func(), _ error) {
 	deps := r.toolDeps(r.team.asker, chain)
-	system, err := SystemPrompt(a, r.now(), r.opts.WorkingDir, append(tools.Instructions(a, deps), teamPrompts(r.cfg, a)...))
+	if sw, ok := stateful.(*model.Switch); ok {
+		deps.ToolModels = sw.Tools
+	}
+	extra := append(tools.Instructions(a, deps), teamPrompts(r.cfg, a)...)
+	if r.startContext != "" && len(chain) == 1 {
+		extra = append(extra, r.startContext)
+	}
+	system, err := SystemPrompt(a, r.now(), r.opts.WorkingDir, extra)
 	if err != nil {
 		return exec.Member{}, nil, err
 	}
@@ -114,8 +129,13 @@ func (r *Run) member(ctx context.Context, a *config.Agent, m exec.Model, chain [
 	if err != nil {
 		return exec.Member{}, nil, err
 	}
+	var callHooks exec.CallHooks
+	if h := r.hookRun(); h != nil {
+		callHooks = h.For(a.Name)
+	}
 	return exec.Member{
-		Name: a.Name, Model: m, Tools: list, System: system, MaxIterations: a.MaxIterations,
+		Hooks: callHooks,
+		Name:  a.Name, Model: m, Tools: list, System: system, MaxIterations: a.MaxIterations,
 		VerdictRequired: tools.VerdictRequired(a), Member: a.Name != r.agent.Name,
 		Output: outputFormat(a),
 	}, closeTools, nil
@@ -166,7 +186,7 @@ func (r *Run) handoff(frame string, chain []string, setModel func(session.Statef
 		}
 		setModel(stateful)
 		next := append(slices.Clone(chain[:len(chain)-1]), a.Name)
-		mem, closeTools, err := r.member(ctx, a, m, next)
+		mem, closeTools, err := r.member(ctx, a, m, stateful, next)
 		if err != nil {
 			return exec.Member{}, err
 		}
@@ -228,7 +248,7 @@ func (s starter) Run(ctx context.Context, j team.Job) (string, error) {
 			return "", err
 		}
 	}
-	mem, closeTools, err := r.member(ctx, agent, m, chain)
+	mem, closeTools, err := r.member(ctx, agent, m, stateful, chain)
 	if err != nil {
 		return "", err
 	}
@@ -309,4 +329,29 @@ func (r *Run) recordTask(t team.Task) {
 	if b, err := json.Marshal(t); err == nil {
 		r.journal.Task(b)
 	}
+}
+
+// otherModels are the models some of a's turns may go to besides its own:
+// its toolsets' model: and its model_picker's models, by reference.
+func otherModels(a *config.Agent) (map[string]*config.Model, []string) {
+	models := map[string]*config.Model{}
+	var order []string
+	add := func(ref string, m *config.Model) {
+		if m == nil {
+			return
+		}
+		if _, ok := models[ref]; !ok {
+			models[ref] = m
+			order = append(order, ref)
+		}
+	}
+	for _, ts := range a.Toolsets {
+		add(ts.ModelRef, ts.Model)
+		for i, m := range ts.Models {
+			if i < len(ts.PickRefs) {
+				add(ts.PickRefs[i], m)
+			}
+		}
+	}
+	return models, order
 }

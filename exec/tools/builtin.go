@@ -16,6 +16,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/tools/fetch"
 	"github.com/hitl-dev/hitl/exec/tools/filesystem"
 	"github.com/hitl-dev/hitl/exec/tools/memory"
+	"github.com/hitl-dev/hitl/exec/tools/modelpicker"
 	"github.com/hitl-dev/hitl/exec/tools/script"
 	"github.com/hitl-dev/hitl/exec/tools/think"
 	"github.com/hitl-dev/hitl/exec/tools/todo"
@@ -171,6 +172,8 @@ func Instructions(a *config.Agent, d Deps) []string {
 			text = fetch.Instructions
 		case "background_agents":
 			text = team.Instructions()
+		case "model_picker":
+			text = modelpicker.Instructions(ts.PickRefs)
 		case "script":
 			// Only the commands the tools: filter keeps.
 			only := *ts

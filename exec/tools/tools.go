@@ -16,6 +16,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/tools/askuser"
 	"github.com/hitl-dev/hitl/exec/tools/askuserquestion"
 	"github.com/hitl-dev/hitl/exec/tools/interaction"
+	"github.com/hitl-dev/hitl/exec/tools/modelpicker"
 	"github.com/hitl-dev/hitl/exec/tools/remote"
 	"github.com/hitl-dev/hitl/exec/tools/shell"
 	"github.com/hitl-dev/hitl/exec/tools/team"
@@ -26,6 +27,10 @@ import (
 
 // Deps is what toolsets need from the run.
 type Deps struct {
+	// ToolModels, when set, gets the model reference (cagent's toolset
+	// model:) of each tool whose toolset names one, as the tools are
+	// built: the agent's model.Switch reads it.
+	ToolModels map[string]string
 	// WorkingDir is where shell commands run (--working-dir).
 	WorkingDir string
 	// RunID identifies the run (the remote protocol's group_id).
@@ -144,6 +149,9 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 			return nil, fmt.Errorf("%s:%d:%d: toolset %s: %w", cfg.Path, ts.Pos.Line, ts.Pos.Col, ts.Type, err)
 		}
 		for _, t := range tools {
+			if ts.Model != nil && d.ToolModels != nil {
+				d.ToolModels[t.Spec().Name] = ts.ModelRef
+			}
 			if ts.Type != "shell" && gates(checker, t) {
 				t = &gated{Tool: t, name: t.Spec().Name, checker: checker, asker: askerOf(d), yolo: d.Yolo, session: session}
 			}
@@ -255,6 +263,8 @@ func build(cfg *config.Config, a *config.Agent, ts *config.Toolset, d Deps, chec
 		return []exec.Tool{t}, nil
 	case "verdict":
 		return []exec.Tool{verdict.New()}, nil
+	case "model_picker":
+		return modelpicker.New(ts.PickRefs), nil
 	case "user_prompt":
 		return []exec.Tool{userprompt.New(ts.ToolNames()[0], d.Asker)}, nil
 	case "ask_user_question":
