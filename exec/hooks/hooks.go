@@ -113,6 +113,8 @@ func (r *Runner) Run(ctx context.Context, hooks []config.Hook, in Input) Result 
 	if err != nil {
 		return Result{Blocked: true, Message: "hook input: " + err.Error(), Failed: len(hooks)}
 	}
+	// One line: a shell's read gets it whole.
+	stdin = append(stdin, '\n')
 	outs := make([]one, len(hooks))
 	var wg sync.WaitGroup
 	for i, h := range hooks {

@@ -162,6 +162,8 @@ func (r *Run) who(q prompt.Question, a prompt.Answer) string {
 		return "answers file"
 	case prompt.SourceApprover:
 		return "approver " + a.Approver
+	case prompt.SourceHook:
+		return "the " + a.Approver + " of " + r.cfg.Path
 	case prompt.SourceSession:
 		return "an answer given before the run stopped (session replay)"
 	}
