@@ -3,8 +3,8 @@
 package config
 
 import (
-	"gopkg.in/yaml.v3"
 	"encoding/json"
+	"gopkg.in/yaml.v3"
 	"time"
 )
 
@@ -107,7 +107,7 @@ type ScriptCall struct {
 // Agent is one entry under agents:.
 type Agent struct {
 	// Hooks are cagent's hooks: commands run at points of the agent's run.
-	Hooks *Hooks
+	Hooks              *Hooks
 	Name               string
 	Model              *Model
 	Description        string
