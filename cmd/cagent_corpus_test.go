@@ -82,7 +82,9 @@ func TestCagentCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gateway := "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --servers ] && name=$2; shift; done\nexec " + server + " -prefix \"$(echo \"$name\" | tr -c 'A-Za-z0-9_\\n' _)_\"\n"
+	// A real server offers the tools a file's tools: names: the stand-in
+	// for it offers them too (.tools-NAME, written for each file).
+	gateway := "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --servers ] && name=$2; shift; done\nexec " + server + " -prefix \"$(echo \"$name\" | tr -c 'A-Za-z0-9_\\n' _)_\" -tools \"$(cat \"" + bin + "/.tools-$name\" 2>/dev/null)\"\n"
 	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(gateway), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +106,13 @@ func TestCagentCorpus(t *testing.T) {
 		}
 		// An MCP server's program that is not installed here is stood in
 		// for by the test server too: what is measured is the file's format.
-		for _, prog := range mcpCommands(data) {
-			if _, err := exec.LookPath(prog); err != nil && !strings.ContainsRune(prog, '/') {
-				_ = os.WriteFile(filepath.Join(bin, prog), []byte("#!/bin/sh\nexec "+server+"\n"), 0o755)
+		for _, m := range mcpServers(data) {
+			if m.docker != "" {
+				_ = os.WriteFile(filepath.Join(bin, ".tools-"+m.docker), []byte(strings.Join(m.tools, ",")), 0o644)
+				continue
+			}
+			if _, err := exec.LookPath(m.command); err != nil && !strings.ContainsRune(m.command, '/') {
+				_ = os.WriteFile(filepath.Join(bin, m.command), []byte("#!/bin/sh\nexec "+server+" -tools '"+strings.Join(m.tools, ",")+"'\n"), 0o755)
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -158,34 +164,48 @@ func TestCagentCorpus(t *testing.T) {
 	}
 }
 
-// mcpCommands lists the programs the file's mcp toolsets run.
-func mcpCommands(data []byte) []string {
+// standIn is an mcp server of a file: its program or Docker gateway
+// server, and the tools its tools: names.
+type standIn struct {
+	command, docker string
+	tools           []string
+}
+
+// mcpServers lists the file's mcp servers.
+func mcpServers(data []byte) []standIn {
+	type toolset struct {
+		Type    string   `yaml:"type"`
+		Command string   `yaml:"command"`
+		Ref     string   `yaml:"ref"`
+		Tools   []string `yaml:"tools"`
+	}
 	var f struct {
 		Agents map[string]struct {
-			Toolsets []struct {
-				Type    string `yaml:"type"`
-				Command string `yaml:"command"`
-			} `yaml:"toolsets"`
+			Toolsets []toolset `yaml:"toolsets"`
 		} `yaml:"agents"`
-		MCPs map[string]struct {
-			Command string `yaml:"command"`
-		} `yaml:"mcps"`
+		MCPs map[string]toolset `yaml:"mcps"`
 	}
 	if yaml.Unmarshal(data, &f) != nil {
 		return nil
 	}
-	var out []string
+	var out []standIn
+	add := func(ts toolset) {
+		switch {
+		case ts.Command != "":
+			out = append(out, standIn{command: ts.Command, tools: ts.Tools})
+		case strings.HasPrefix(ts.Ref, "docker:"):
+			out = append(out, standIn{docker: strings.TrimPrefix(ts.Ref, "docker:"), tools: ts.Tools})
+		}
+	}
 	for _, a := range f.Agents {
 		for _, ts := range a.Toolsets {
-			if ts.Type == "mcp" && ts.Command != "" {
-				out = append(out, ts.Command)
+			if ts.Type == "mcp" {
+				add(ts)
 			}
 		}
 	}
 	for _, m := range f.MCPs {
-		if m.Command != "" {
-			out = append(out, m.Command)
-		}
+		add(m)
 	}
 	return out
 }

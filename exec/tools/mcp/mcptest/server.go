@@ -46,6 +46,18 @@ type Options struct {
 	// Prefix goes before every tool's name: servers standing in for
 	// different real ones offer different tools.
 	Prefix string
+	// Extra are more tools, by name (not prefixed), each answering with
+	// its arguments: a stand-in for a real server offers its tools.
+	Extra []string
+}
+
+func addExtra(s *mcp.Server, names []string) {
+	for _, name := range names {
+		s.AddTool(&mcp.Tool{Name: name, Description: "Stands in for " + name + ": answers with its arguments.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return text(name + " " + string(req.Params.Arguments)), nil
+			})
+	}
 }
 
 func addTool(s *mcp.Server, opts Options, t *mcp.Tool, h mcp.ToolHandler) {
@@ -248,6 +260,7 @@ func NewServer(opts Options) *mcp.Server {
 			return text("authorized and done"), nil
 		})
 	addRoundTools(s, opts)
+	addExtra(s, opts.Extra)
 	return s
 }
 

@@ -1,6 +1,6 @@
 // Command mcptest-server is the MCP test server over stdio.
 //
-//	mcptest-server [-legacy] [-stderr TEXT] [-fail] [-hang] [-pidfile FILE] [-ignoreterm] [-count FILE] [-forgetful] [-deleted FILE] [-prefix P]
+//	mcptest-server [-legacy] [-stderr TEXT] [-fail] [-hang] [-pidfile FILE] [-ignoreterm] [-count FILE] [-forgetful] [-deleted FILE] [-prefix P] [-tools A,B]
 package main
 
 import (
@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/hitl-dev/hitl/exec/tools/mcp/mcptest"
@@ -26,6 +27,7 @@ func main() {
 	deletedLog := flag.String("deleted", "", "append the id of each item delete_item deletes to this file")
 	forgetful := flag.Bool("forgetful", false, "refuse the request states an earlier run of the server gave (as one keeping them in memory)")
 	prefix := flag.String("prefix", "", "put this before every tool's name")
+	extra := flag.String("tools", "", "comma-separated names of more tools, each answering with its arguments")
 	flag.Parse()
 	if *pidfile != "" {
 		if err := os.WriteFile(*pidfile, []byte(fmt.Sprintln(os.Getpid())), 0o644); err != nil {
@@ -46,9 +48,19 @@ func main() {
 	if *hang {
 		select {}
 	}
-	s := mcptest.NewServer(mcptest.Options{Legacy: *legacy, Crash: func() { os.Exit(2) }, CountFile: *countFile, Forgetful: *forgetful, DeletedLog: *deletedLog, Prefix: *prefix})
+	s := mcptest.NewServer(mcptest.Options{Legacy: *legacy, Crash: func() { os.Exit(2) }, CountFile: *countFile, Forgetful: *forgetful, DeletedLog: *deletedLog, Prefix: *prefix, Extra: splitNames(*extra)})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 		os.Exit(1)
 	}
+}
+
+func splitNames(s string) []string {
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
