@@ -11,8 +11,8 @@ import (
 )
 
 var (
-	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files", "fallback", "sub_agents", "handoffs", "structured_output", "hooks"}
-	unsupportedAgentKeys = []string{"rag", "skills", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
+	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files", "fallback", "sub_agents", "handoffs", "structured_output", "hooks", "rag"}
+	unsupportedAgentKeys = []string{"skills", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
 )
 
 func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
@@ -53,6 +53,14 @@ func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
 			a.StructuredOutput = l.structuredOutput(v)
 		case "hooks":
 			a.Hooks = l.hooks(v)
+		case "rag":
+			for i, name := range l.strings(v) {
+				if r, ok := l.ragDefs[name]; ok {
+					a.RAG = append(a.RAG, r)
+				} else if i < len(v.Content) {
+					l.errorf(v.Content[i], "agent %s: rag %q is not a key of the top-level rag:", a.Name, name)
+				}
+			}
 		}
 	})
 	a.Model = l.resolveModel(a, k, modelNode, models)

@@ -392,7 +392,6 @@ func TestCagentUnsupported(t *testing.T) {
 	}
 	tool := func(ts string) string { return agent("    toolsets:\n      - " + ts + "\n") }
 	tests := map[string]string{
-		"rag top":            "rag:\n  docs: {}\n" + agent(""),
 		"env top":            "env: {A: b}\n" + agent(""),
 		"bedrock":            "models:\n  m: {provider: amazon-bedrock, model: x}\nagents:\n  root: {model: m}\n",
 		"azure":              "models:\n  m: {provider: azure, model: x}\nagents:\n  root: {model: m}\n",
@@ -401,7 +400,6 @@ func TestCagentUnsupported(t *testing.T) {
 		"bedrock opts":       "models:\n  m: {provider: openai, model: x, provider_opts: {region: eu}}\nagents:\n  root: {model: m}\n",
 		"parallel":           "models:\n  m: {provider: openai, model: x, parallel_tool_calls: true}\nagents:\n  root: {model: m}\n",
 		"track_usage":        "models:\n  m: {provider: openai, model: x, track_usage: true}\nagents:\n  root: {model: m}\n",
-		"rag agent":          agent("    rag: [docs]\n"),
 		"skills":             agent("    skills: true\n"),
 		"code_mode_tools":    agent("    code_mode_tools: true\n"),
 		"num_history_items":  agent("    num_history_items: 3\n"),

@@ -18,8 +18,8 @@ import (
 // Top-level keys, and cagent's that hitl does not implement: named so the
 // error can say "not supported by hitl" instead of "unknown".
 var (
-	topKeys            = []string{"version", "models", "agents", "permissions", "metadata", "mcps", "providers"}
-	unsupportedTopKeys = []string{"rag", "env"}
+	topKeys            = []string{"version", "models", "agents", "permissions", "metadata", "mcps", "providers", "rag"}
+	unsupportedTopKeys = []string{"env"}
 	// Versions are the config versions cagent defines (pkg/config/v0..v6
 	// and latest).
 	Versions = []string{"0", "1", "2", "3", "4", "5", "6", "7"}
@@ -83,6 +83,7 @@ type loader struct {
 	inMCPDef string
 	// providerDefs is the top-level providers: map.
 	providerDefs map[string]*ProviderDef
+	ragDefs      map[string]*RAG
 }
 
 func pos(n *yaml.Node) Pos { return Pos{n.Line, n.Column} }
@@ -119,7 +120,7 @@ func (l *loader) parse(data []byte) {
 		l.errorf(root, "expected a mapping with agents:, got %s", kindName(root))
 		return
 	}
-	var agentsNode, modelsNode, mcpsNode, permissionsNode *yaml.Node
+	var agentsNode, modelsNode, mcpsNode, permissionsNode, ragNode *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if k, v := root.Content[i], root.Content[i+1]; k.Value == "providers" {
 			l.providerDefs = l.providers(v)
@@ -138,6 +139,8 @@ func (l *loader) parse(data []byte) {
 			agentsNode = v
 		case "mcps":
 			mcpsNode = v
+		case "rag":
+			ragNode = v
 		case "permissions":
 			permissionsNode = v
 		case "metadata":
@@ -161,6 +164,9 @@ func (l *loader) parse(data []byte) {
 	}
 	if mcpsNode != nil {
 		l.mcps(mcpsNode)
+	}
+	if ragNode != nil {
+		l.ragDefs = l.rags(ragNode, models)
 	}
 	if agentsNode == nil {
 		l.errorf(root, "no agents: an agent file needs at least one agent under agents:")

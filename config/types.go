@@ -106,6 +106,8 @@ type ScriptCall struct {
 
 // Agent is one entry under agents:.
 type Agent struct {
+	// RAG are the rag entries whose tools the agent gets.
+	RAG []*RAG
 	// Hooks are cagent's hooks: commands run at points of the agent's run.
 	Hooks              *Hooks
 	Name               string

@@ -36,6 +36,7 @@
 package model
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -200,6 +201,27 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	if m.Provider == "script" {
 		return script.New(m, o.Message), nil
 	}
+	c, err := resolve(m, o)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case m.Provider == "anthropic":
+		return anthropic.New(c)
+	case m.Provider == "google":
+		return gemini.New(c)
+	case m.API == config.APIResponses:
+		return openai.NewResponses(m.Provider, c)
+	case m.Provider == "dmr" && m.ProviderOpts.DMR != nil:
+		return newDMRConfigured(openai.New(m.Provider, c), m, c.BaseURL, c.HTTPClient)
+	default:
+		return openai.New(m.Provider, c), nil
+	}
+}
+
+// resolve is how m's provider is reached: its base URL, key (from its
+// variable) and HTTP client.
+func resolve(m *config.Model, o Options) (provider.Config, error) {
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -224,7 +246,7 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 		// entry: config filled its base URL and key variable (none for dmr
 		// or an entry without token_key); no OPENAI_* fallback.
 		if m.API != "openai" && m.API != config.APIResponses {
-			return nil, fmt.Errorf("model %s: unknown provider %q (valid: openai, anthropic, ollama, script)", m.Name, m.Provider)
+			return provider.Config{}, fmt.Errorf("model %s: unknown provider %q (valid: openai, anthropic, ollama, script)", m.Name, m.Provider)
 		}
 	}
 	if m.TokenKey != "" {
@@ -249,7 +271,7 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 			if m.Provider == "google" && m.TokenKey == "" {
 				e.Alt = GeminiKeyVar
 			}
-			return nil, e
+			return provider.Config{}, e
 		}
 	}
 
@@ -275,18 +297,28 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	}
 	c.HTTPClient = sameOrigin(c.HTTPClient)
 	c.HTTPClient.Transport = provider.LimitBodies(c.HTTPClient.Transport, c.MaxTurn(), provider.MaxErrorBody)
+	return c, nil
+}
+
+// Embedder turns texts into vectors (a rag strategy's embedding_model).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string, dims int) ([][]float64, error)
+}
+
+// NewEmbedder returns the embeddings API of m's provider: OpenAI's and the
+// OpenAI-compatible ones' (/embeddings).
+func NewEmbedder(m *config.Model, o Options) (Embedder, error) {
 	switch {
-	case m.Provider == "anthropic":
-		return anthropic.New(c)
-	case m.Provider == "google":
-		return gemini.New(c)
-	case m.API == config.APIResponses:
-		return openai.NewResponses(m.Provider, c)
-	case m.Provider == "dmr" && m.ProviderOpts.DMR != nil:
-		return newDMRConfigured(openai.New(m.Provider, c), m, base, c.HTTPClient)
-	default:
-		return openai.New(m.Provider, c), nil
+	case len(m.Alloy) > 0 || m.Fallback != nil || len(m.Routing) > 0 || m.Provider == "script":
+		return nil, fmt.Errorf("model %s: an embedding model is one model of a provider", m.Name)
+	case m.Provider == "anthropic" || m.Provider == "google":
+		return nil, fmt.Errorf("model %s: embeddings from provider %s are not supported by hitl; use an OpenAI-compatible provider", m.Name, m.Provider)
 	}
+	c, err := resolve(m, o)
+	if err != nil {
+		return nil, err
+	}
+	return openai.NewEmbedder(c), nil
 }
 
 // sameOrigin returns a copy of client (sharing its transport) that follows a

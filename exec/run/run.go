@@ -104,6 +104,8 @@ type Run struct {
 	team *members
 	// hooks are the agents' hooks (hookRun), nil before or without any.
 	hooks *hooks.Run
+	// rag are the rag entries' indexes.
+	rag ragIndexes
 	// startContext is what session_start hooks added: the starting
 	// agent's system prompt gets it.
 	startContext string
@@ -424,6 +426,7 @@ func (r *Run) toolDeps(asker *prompt.Asker, chain []string) tools.Deps {
 		OnCallState:    r.journal.CallState,
 		Notice:         func(msg string) { r.notice("%s", msg) },
 		Getenv:         r.getenv,
+		RAG:            r.ragTool,
 		Shared:         r.team.shared,
 		Team: &tools.Team{
 			Starter: starter{r}, Chain: chain, Ctx: r.team.ctx, Record: r.recordTask,

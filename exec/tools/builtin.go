@@ -17,6 +17,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/tools/filesystem"
 	"github.com/hitl-dev/hitl/exec/tools/memory"
 	"github.com/hitl-dev/hitl/exec/tools/modelpicker"
+	"github.com/hitl-dev/hitl/exec/tools/rag"
 	"github.com/hitl-dev/hitl/exec/tools/script"
 	"github.com/hitl-dev/hitl/exec/tools/think"
 	"github.com/hitl-dev/hitl/exec/tools/todo"
@@ -195,6 +196,9 @@ func Instructions(a *config.Agent, d Deps) []string {
 		if strings.TrimSpace(text) != "" {
 			out = append(out, text)
 		}
+	}
+	for _, r := range a.RAG {
+		out = append(out, rag.Instructions(r))
 	}
 	return out
 }

@@ -27,6 +27,9 @@ import (
 
 // Deps is what toolsets need from the run.
 type Deps struct {
+	// RAG gives the tool of a rag entry the agent names (its documents
+	// indexed once for the run).
+	RAG func(r *config.RAG) (exec.Tool, error)
 	// ToolModels, when set, gets the model reference (cagent's toolset
 	// model:) of each tool whose toolset names one, as the tools are
 	// built: the agent's model.Switch reads it.
@@ -157,6 +160,19 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 			}
 			out = append(out, t)
 		}
+	}
+	for _, r := range a.RAG {
+		if d.RAG == nil {
+			return nil, fmt.Errorf("%s:%d:%d: agent %s: rag %s: this run cannot index documents", cfg.Path, a.Pos.Line, a.Pos.Col, a.Name, r.Name)
+		}
+		t, err := d.RAG(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d:%d: %w", cfg.Path, r.Pos.Line, r.Pos.Col, err)
+		}
+		if gates(checker, t) {
+			t = &gated{Tool: t, name: t.Spec().Name, checker: checker, asker: askerOf(d), yolo: d.Yolo, session: session}
+		}
+		out = append(out, t)
 	}
 	team, err := teamTools(a, d)
 	if err != nil {

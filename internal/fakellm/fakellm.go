@@ -129,6 +129,10 @@ func (s *Server) next(r *http.Request) (Reply, bool) {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/embeddings") {
+		s.embeddings(w, r)
+		return
+	}
 	format := s.formatOf(r)
 	rep, ok := s.next(r)
 	if !ok {

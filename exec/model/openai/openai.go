@@ -350,3 +350,52 @@ func (m *Model) wrap(err error) error {
 	}
 	return &provider.StreamError{Provider: m.name, Err: err}
 }
+
+// Embedder is an OpenAI-compatible embeddings API.
+type Embedder struct {
+	cfg provider.Config
+	svc oa.EmbeddingService
+}
+
+// NewEmbedder returns the embeddings API c describes.
+func NewEmbedder(c provider.Config) *Embedder {
+	opts := []option.RequestOption{
+		option.WithBaseURL(c.BaseURL),
+		option.WithHTTPClient(c.HTTPClient),
+		option.WithMaxRetries(c.Retries()),
+		option.WithMaxRetryDelay(c.RetryDelayCap()),
+	}
+	if c.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(c.APIKey))
+	}
+	return &Embedder{cfg: c, svc: oa.NewEmbeddingService(opts...)}
+}
+
+// Embed returns the vectors of texts, in order (dims > 0 asks for that
+// length, as text-embedding-3 models take it).
+func (e *Embedder) Embed(ctx context.Context, texts []string, dims int) ([][]float64, error) {
+	p := oa.EmbeddingNewParams{
+		Model: oa.EmbeddingModel(e.cfg.Model.Model),
+		Input: oa.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
+	}
+	if dims > 0 {
+		p.Dimensions = param.NewOpt(int64(dims))
+	}
+	res, err := e.svc.New(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("embeddings %s: %w", e.cfg.Model.Model, err)
+	}
+	out := make([][]float64, len(texts))
+	for _, d := range res.Data {
+		if d.Index < 0 || int(d.Index) >= len(texts) {
+			return nil, fmt.Errorf("embeddings %s: the answer has an item %d of %d", e.cfg.Model.Model, d.Index, len(texts))
+		}
+		out[d.Index] = d.Embedding
+	}
+	for i, v := range out {
+		if v == nil {
+			return nil, fmt.Errorf("embeddings %s: the answer has no vector for input %d", e.cfg.Model.Model, i)
+		}
+	}
+	return out, nil
+}

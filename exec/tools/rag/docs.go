@@ -1,0 +1,118 @@
+package rag
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Bounds on what is indexed: a larger file is skipped (and said), and the
+// documents of one strategy stop at MaxFiles and MaxBytes.
+const (
+	MaxFileBytes = 4 << 20
+	MaxFiles     = 20000
+	MaxBytes     = 256 << 20
+)
+
+// doc is one document: its path and text.
+type doc struct {
+	path string
+	text string
+}
+
+// collect reads the documents paths name: files, directories (every file
+// under them, .git skipped) and globs (** included); a path that names
+// nothing adds nothing, as in cagent. Binary files (a NUL byte) and files
+// over MaxFileBytes are skipped, each said through skip.
+func collect(paths []string, skip func(string)) ([]doc, error) {
+	seen := map[string]bool{}
+	var files []string
+	add := func(p string) error {
+		if seen[p] {
+			return nil
+		}
+		seen[p] = true
+		if len(files) >= MaxFiles {
+			return fmt.Errorf("more than %d documents; name fewer files in docs:", MaxFiles)
+		}
+		files = append(files, p)
+		return nil
+	}
+	walk := func(root string) error {
+		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if d.Name() == ".git" {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() {
+				return add(p)
+			}
+			return nil
+		})
+	}
+	for _, p := range paths {
+		if strings.ContainsAny(p, "*?[") {
+			base, pattern := doublestar.SplitPattern(filepath.ToSlash(p))
+			matches, err := doublestar.Glob(os.DirFS(base), pattern, doublestar.WithFilesOnly(), doublestar.WithNoFollow())
+			if err != nil {
+				return nil, fmt.Errorf("docs %q: %w", p, err)
+			}
+			sort.Strings(matches)
+			for _, m := range matches {
+				if err := add(filepath.Join(base, m)); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+			continue
+		case fi.IsDir():
+			if err := walk(p); err != nil {
+				return nil, err
+			}
+		case fi.Mode().IsRegular():
+			if err := add(p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var out []doc
+	total := 0
+	for _, p := range files {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if fi.Size() > MaxFileBytes {
+			skip(fmt.Sprintf("%s: %d bytes, more than %d", p, fi.Size(), MaxFileBytes))
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			skip(fmt.Sprintf("%s: %v", p, err))
+			continue
+		}
+		if bytes.IndexByte(data, 0) >= 0 {
+			continue // binary
+		}
+		if total += len(data); total > MaxBytes {
+			return nil, fmt.Errorf("the documents hold more than %d bytes; name fewer files in docs:", MaxBytes)
+		}
+		out = append(out, doc{path: p, text: string(data)})
+	}
+	return out, nil
+}
