@@ -405,7 +405,6 @@ func TestCagentUnsupported(t *testing.T) {
 		"num_history_items":  agent("    num_history_items: 3\n"),
 		"add_description":    agent("    add_description_parameter: true\n"),
 		"old think":          agent("    think: true\n"),
-		"openapi":            tool("{type: openapi, url: x}"),
 		"a2a":                tool("{type: a2a, url: x}"),
 		"lsp":                tool("{type: lsp, command: x}"),
 		"tasks":              tool("{type: tasks}"),

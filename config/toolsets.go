@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -64,6 +65,7 @@ var toolsetTypes = map[string]toolsetType{
 	"fetch":  {keys: []string{"tools", "timeout"}, tools: []tool{{"fetch", []string{"urls", "timeout", "format"}}}},
 	"script": {keys: []string{"tools", "shell", "env"}},
 	"api":    {keys: []string{"api_config"}},
+	"openapi": {keys: []string{"url", "headers"}},
 	"model_picker": {keys: []string{"models"}, tools: []tool{
 		{"change_model", []string{"model"}},
 		{"revert_model", nil},
@@ -80,7 +82,7 @@ var toolsetTypes = map[string]toolsetType{
 // cagent features hitl does not implement: named so the error can say
 // "not supported by hitl" instead of "unknown".
 var (
-	unsupportedToolsets = []string{"a2a", "lsp", "transfer_task", "rag", "openapi", "tasks", "user_prompt_v2", "handoff", "skills", "deferred"}
+	unsupportedToolsets = []string{"a2a", "lsp", "transfer_task", "rag", "tasks", "user_prompt_v2", "handoff", "skills", "deferred"}
 	// cagent toolset keys hitl implements on no type.
 	unsupportedToolKeys = []string{"defer", "toon", "sandbox", "env_file", "file_types"}
 	remoteToolKeys      = []string{"name", "description", "parameters"}
@@ -257,6 +259,12 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 		}
 		if configNode != nil && ts.Docker == "" {
 			l.errorf(configNode, "config is handed to Docker's MCP gateway, for a server of ref: docker:NAME; give a command's server its settings in args or env")
+		}
+	case "openapi":
+		if ts.URL == "" {
+			l.errorf(n, "an openapi toolset needs url: the OpenAPI document (an http(s) URL, or a file path from the agent file's directory)")
+		} else if !strings.HasPrefix(ts.URL, "http://") && !strings.HasPrefix(ts.URL, "https://") && !filepath.IsAbs(ts.URL) {
+			ts.URL = filepath.Join(filepath.Dir(l.file), ts.URL)
 		}
 	case "model_picker":
 		if len(ts.PickRefs) == 0 {

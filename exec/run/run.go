@@ -427,6 +427,7 @@ func (r *Run) toolDeps(asker *prompt.Asker, chain []string) tools.Deps {
 		Notice:         func(msg string) { r.notice("%s", msg) },
 		Getenv:         r.getenv,
 		RAG:            r.ragTool,
+		Ctx:            r.team.ctx,
 		Shared:         r.team.shared,
 		Team: &tools.Team{
 			Starter: starter{r}, Chain: chain, Ctx: r.team.ctx, Record: r.recordTask,

@@ -17,6 +17,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/tools/filesystem"
 	"github.com/hitl-dev/hitl/exec/tools/memory"
 	"github.com/hitl-dev/hitl/exec/tools/modelpicker"
+	"github.com/hitl-dev/hitl/exec/tools/openapi"
 	"github.com/hitl-dev/hitl/exec/tools/rag"
 	"github.com/hitl-dev/hitl/exec/tools/script"
 	"github.com/hitl-dev/hitl/exec/tools/think"
@@ -175,6 +176,8 @@ func Instructions(a *config.Agent, d Deps) []string {
 			text = team.Instructions()
 		case "model_picker":
 			text = modelpicker.Instructions(ts.PickRefs)
+		case "openapi":
+			text = openapi.Instructions(ts.URL)
 		case "script":
 			// Only the commands the tools: filter keeps.
 			only := *ts

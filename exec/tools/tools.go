@@ -17,6 +17,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/tools/askuserquestion"
 	"github.com/hitl-dev/hitl/exec/tools/interaction"
 	"github.com/hitl-dev/hitl/exec/tools/modelpicker"
+	"github.com/hitl-dev/hitl/exec/tools/openapi"
 	"github.com/hitl-dev/hitl/exec/tools/remote"
 	"github.com/hitl-dev/hitl/exec/tools/shell"
 	"github.com/hitl-dev/hitl/exec/tools/team"
@@ -27,6 +28,8 @@ import (
 
 // Deps is what toolsets need from the run.
 type Deps struct {
+	// Ctx bounds what building the tools waits for (an OpenAPI document).
+	Ctx context.Context
 	// RAG gives the tool of a rag entry the agent names (its documents
 	// indexed once for the run).
 	RAG func(r *config.RAG) (exec.Tool, error)
@@ -281,6 +284,16 @@ func build(cfg *config.Config, a *config.Agent, ts *config.Toolset, d Deps, chec
 		return []exec.Tool{verdict.New()}, nil
 	case "model_picker":
 		return modelpicker.New(ts.PickRefs), nil
+	case "openapi":
+		ctx := d.Ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		var mask func(string) string
+		if d.Secrets != nil {
+			mask = d.Secrets.Mask
+		}
+		return openapi.Load(ctx, ts.URL, openapi.Options{Headers: ts.Headers, Mask: mask})
 	case "user_prompt":
 		return []exec.Tool{userprompt.New(ts.ToolNames()[0], d.Asker)}, nil
 	case "ask_user_question":

@@ -1,0 +1,380 @@
+// Package openapi is cagent's openapi toolset: a tool for each operation of
+// an OpenAPI document (fetched from the toolset's url when the run starts,
+// or read from a file), called over HTTP. Like fetch and api, every call
+// acts on the world: a person approves the method and exact URL (and the
+// body), unless a permissions rule allows it.
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/hitl-dev/hitl/exec"
+)
+
+// Limits: the document, one call's response.
+const (
+	MaxSpec  = 10 << 20
+	MaxBytes = 1 << 20
+	Timeout  = 30 * time.Second
+)
+
+// Options are how the toolset reaches the API.
+type Options struct {
+	Headers   map[string]string
+	Mask      func(string) string // hides secret answers in results
+	Transport http.RoundTripper
+}
+
+// Instructions is the toolset's guidance (cagent's).
+func Instructions(spec string) string {
+	return fmt.Sprintf("## OpenAPI tools\n\nThese tools were generated from the OpenAPI specification at %s.\nEach tool corresponds to an API endpoint. Use the tool parameters as described.", spec)
+}
+
+// Load reads the document at spec (an http(s) URL, or a file path) and
+// returns a tool for each operation, in path and method order.
+func Load(ctx context.Context, spec string, o Options) ([]exec.Tool, error) {
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport
+	}
+	client := &http.Client{Timeout: Timeout, Transport: o.Transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	data, err := read(ctx, client, spec, o.Headers)
+	if err != nil {
+		return nil, fmt.Errorf("reading the OpenAPI document %s: %w", spec, err)
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	doc, err := loader.LoadFromData(data)
+	if err != nil {
+		return nil, fmt.Errorf("the OpenAPI document %s: %w", spec, err)
+	}
+	base, err := baseURL(doc, spec)
+	if err != nil {
+		return nil, err
+	}
+	var out []exec.Tool
+	names := map[string]string{}
+	paths := doc.Paths.InMatchingOrder()
+	sort.Strings(paths)
+	for _, p := range paths {
+		item := doc.Paths.Value(p)
+		ops := item.Operations()
+		methods := make([]string, 0, len(ops))
+		for m := range ops {
+			methods = append(methods, m)
+		}
+		sort.Strings(methods)
+		for _, m := range methods {
+			t := newTool(base, p, m, ops[m], client, o)
+			if prev, dup := names[t.name]; dup {
+				return nil, fmt.Errorf("the OpenAPI document %s: operations %s and %s %s both make the tool %s", spec, prev, m, p, t.name)
+			}
+			names[t.name] = m + " " + p
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func read(ctx context.Context, client *http.Client, spec string, headers map[string]string) ([]byte, error) {
+	if !strings.HasPrefix(spec, "http://") && !strings.HasPrefix(spec, "https://") {
+		fi, err := os.Stat(spec)
+		if err != nil {
+			return nil, err
+		}
+		if fi.Size() > MaxSpec {
+			return nil, fmt.Errorf("%d bytes, more than %d", fi.Size(), MaxSpec)
+		}
+		return os.ReadFile(spec)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, spec, nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxSpec+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxSpec {
+		return nil, fmt.Errorf("more than %d bytes", MaxSpec)
+	}
+	return data, nil
+}
+
+// baseURL is the document's first server, resolved against its own URL,
+// else the document's origin (cagent's rule).
+func baseURL(doc *openapi3.T, spec string) (string, error) {
+	specURL, _ := url.Parse(spec)
+	if len(doc.Servers) > 0 && doc.Servers[0].URL != "" {
+		s := doc.Servers[0].URL
+		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
+			if specURL == nil || specURL.Scheme == "" {
+				return "", fmt.Errorf("the OpenAPI document %s: its server %q is relative, and the document is a file: give an absolute server URL", spec, s)
+			}
+			r, err := specURL.Parse(s)
+			if err != nil {
+				return "", fmt.Errorf("the OpenAPI document %s: server %q: %w", spec, s, err)
+			}
+			s = r.String()
+		}
+		return strings.TrimRight(s, "/"), nil
+	}
+	if specURL == nil || specURL.Scheme == "" {
+		return "", fmt.Errorf("the OpenAPI document %s has no servers: name the API's URL in servers", spec)
+	}
+	return specURL.Scheme + "://" + specURL.Host, nil
+}
+
+// Tool is one operation.
+type Tool struct {
+	name, desc string
+	base, path string
+	method     string
+	params     json.RawMessage
+	in         map[string]string // parameter name → path, query, header, cookie
+	client     *http.Client
+	opts       Options
+}
+
+func newTool(base, path, method string, op *openapi3.Operation, client *http.Client, o Options) *Tool {
+	t := &Tool{base: base, path: path, method: method, client: client, opts: o, in: map[string]string{}}
+	t.name = sanitize(op.OperationID)
+	if t.name == "" {
+		t.name = sanitize(strings.ToLower(method) + "_" + path)
+	}
+	switch {
+	case op.Summary != "":
+		t.desc = op.Summary
+	case op.Description != "":
+		t.desc = op.Description
+		if len(t.desc) > 200 {
+			t.desc = t.desc[:200] + "..."
+		}
+	default:
+		t.desc = method + " " + path
+	}
+	props := map[string]any{}
+	required := []string{}
+	for _, ref := range op.Parameters {
+		p := ref.Value
+		if p == nil {
+			continue
+		}
+		prop := property(p.Schema)
+		if p.Description != "" {
+			prop["description"] = p.Description
+		}
+		props[p.Name] = prop
+		t.in[p.Name] = p.In
+		if p.Required || p.In == "path" {
+			required = append(required, p.Name)
+		}
+	}
+	if op.RequestBody != nil && op.RequestBody.Value != nil {
+		if c := op.RequestBody.Value.Content["application/json"]; c != nil && c.Schema != nil && c.Schema.Value != nil {
+			s := c.Schema.Value
+			for name, ref := range s.Properties {
+				props["body_"+name] = property(ref)
+			}
+			for _, r := range s.Required {
+				required = append(required, "body_"+r)
+			}
+		}
+	}
+	sort.Strings(required)
+	t.params, _ = json.Marshal(map[string]any{"type": "object", "properties": props, "required": required})
+	return t
+}
+
+func property(ref *openapi3.SchemaRef) map[string]any {
+	if ref == nil || ref.Value == nil {
+		return map[string]any{"type": "string"}
+	}
+	s := ref.Value
+	typ := "string"
+	if s.Type != nil && len(s.Type.Slice()) > 0 {
+		typ = s.Type.Slice()[0]
+	}
+	prop := map[string]any{"type": typ}
+	if typ == "array" {
+		prop["items"] = map[string]any{}
+	}
+	if s.Description != "" {
+		prop["description"] = s.Description
+	}
+	if len(s.Enum) > 0 {
+		prop["enum"] = s.Enum
+	}
+	return prop
+}
+
+// sanitize makes an operation id or method_path a tool name (cagent's).
+func sanitize(name string) string {
+	name = strings.NewReplacer("/", "_", "-", "_", ".", "_", "{", "", "}", "").Replace(name)
+	name = strings.Trim(name, "_")
+	for strings.Contains(name, "__") {
+		name = strings.ReplaceAll(name, "__", "_")
+	}
+	return name
+}
+
+func (t *Tool) Spec() exec.ToolSpec {
+	return exec.ToolSpec{Name: t.name, Description: t.desc, Parameters: t.params}
+}
+
+type request struct {
+	url  string
+	body []byte
+	hdr  map[string]string
+}
+
+// request builds the call: path parameters escaped into their place (a
+// value can never add a segment, a query or another host), body_ fields
+// into a JSON body, header parameters as headers, the rest as the query.
+func (t *Tool) request(args json.RawMessage) (request, error) {
+	var params map[string]any
+	if err := json.Unmarshal(args, &params); err != nil {
+		return request{}, fmt.Errorf("invalid arguments for %s: %v", t.name, err)
+	}
+	path := t.path
+	query := url.Values{}
+	body := map[string]any{}
+	hdr := map[string]string{}
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := params[k]
+		s, ok := v.(string)
+		if !ok {
+			j, _ := json.Marshal(v)
+			s = string(j)
+		}
+		switch {
+		case strings.HasPrefix(k, "body_"):
+			body[strings.TrimPrefix(k, "body_")] = v
+		case strings.Contains(t.path, "{"+k+"}"):
+			if s == "." || s == ".." || s == "" {
+				return request{}, fmt.Errorf("%s: %s may not be %q: it would move the request to another path", t.name, k, s)
+			}
+			path = strings.ReplaceAll(path, "{"+k+"}", url.PathEscape(s))
+		case t.in[k] == "header":
+			if strings.ContainsAny(s, "\r\n") {
+				return request{}, fmt.Errorf("%s: header %s may not hold a line break", t.name, k)
+			}
+			hdr[k] = s
+		default:
+			query.Set(k, s)
+		}
+	}
+	if strings.Contains(path, "{") {
+		return request{}, fmt.Errorf("%s needs every parameter of its path %s", t.name, t.path)
+	}
+	r := request{url: t.base + path, hdr: hdr}
+	if len(query) > 0 {
+		r.url += "?" + query.Encode()
+	}
+	if len(body) > 0 {
+		r.body, _ = json.Marshal(body)
+	}
+	return r, nil
+}
+
+// Approval implements exec.Acting: every call is approved, as fetch's.
+func (t *Tool) Approval(_ context.Context, call exec.ToolCall) (exec.Approval, bool, error) {
+	r, err := t.request(call.Arguments)
+	if err != nil {
+		return exec.Approval{}, false, err
+	}
+	show := t.method + " " + r.url
+	if r.body != nil {
+		show += "\n\n" + string(r.body)
+	}
+	u, _ := url.Parse(r.url)
+	return exec.Approval{
+		Args:       map[string]any{"url": r.url, "method": t.method},
+		Show:       show,
+		SessionKey: "openapi " + t.name + " " + u.Scheme + "://" + u.Host,
+	}, true, nil
+}
+
+func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error) {
+	r, err := t.request(call.Arguments)
+	if err != nil {
+		return exec.Result{IsError: true, Text: err.Error()}, nil
+	}
+	var body io.Reader = http.NoBody
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, t.method, r.url, body)
+	if err != nil {
+		return exec.Result{IsError: true, Text: err.Error()}, nil
+	}
+	req.Header.Set("Accept", "application/json")
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range r.hdr {
+		req.Header.Set(k, v)
+	}
+	for k, v := range t.opts.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return exec.Result{}, ctx.Err()
+		}
+		return exec.Result{IsError: true, Text: t.mask(fmt.Sprintf("request failed: %v", err))}, nil
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBytes+1))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return exec.Result{IsError: true, Text: t.mask(fmt.Sprintf("reading the response: %v", err))}, nil
+	}
+	text := string(data)
+	if len(data) > MaxBytes {
+		text = "[WARNING: Response truncated at 1MB limit]\n" + string(data[:MaxBytes])
+	}
+	switch {
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return exec.Result{IsError: true, Text: t.mask(fmt.Sprintf("HTTP %d: redirected to %s, not followed (the approved URL is the one requested)", resp.StatusCode, resp.Header.Get("Location")))}, nil
+	case resp.StatusCode >= 400:
+		return exec.Result{IsError: true, Text: t.mask(fmt.Sprintf("HTTP %d: %s", resp.StatusCode, text))}, nil
+	}
+	return exec.Result{Text: t.mask(text)}, nil
+}
+
+func (t *Tool) mask(s string) string {
+	if t.opts.Mask == nil {
+		return s
+	}
+	return t.opts.Mask(s)
+}
