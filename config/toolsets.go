@@ -62,9 +62,9 @@ var toolsetTypes = map[string]toolsetType{
 		{"search_memories", []string{"query", "category"}},
 		{"update_memory", []string{"id", "memory", "category"}},
 	}},
-	"fetch":  {keys: []string{"tools", "timeout"}, tools: []tool{{"fetch", []string{"urls", "timeout", "format"}}}},
-	"script": {keys: []string{"tools", "shell", "env"}},
-	"api":    {keys: []string{"api_config"}},
+	"fetch":   {keys: []string{"tools", "timeout"}, tools: []tool{{"fetch", []string{"urls", "timeout", "format"}}}},
+	"script":  {keys: []string{"tools", "shell", "env"}},
+	"api":     {keys: []string{"api_config"}},
 	"openapi": {keys: []string{"url", "headers"}},
 	"model_picker": {keys: []string{"models"}, tools: []tool{
 		{"change_model", []string{"model"}},
