@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/tools/skills"
 )
 
 func names(list []exec.Tool) []string {
@@ -140,5 +142,60 @@ func TestInstructions(t *testing.T) {
 	got := Instructions(a, Deps{})
 	if len(got) != 3 || !strings.HasPrefix(got[0], "## Todo Tools") || !strings.HasPrefix(got[1], "## Think Tool") || !strings.Contains(got[2], "### hello\nSay hi") {
 		t.Errorf("Instructions = %q", got)
+	}
+}
+
+// skills: gives read_skill after the toolsets' tools, and the skills list
+// after their instructions, only when the run found a skill; a deny rule
+// naming read_skill still applies.
+func TestSkills(t *testing.T) {
+	dir := t.TempDir()
+	sk := filepath.Join(dir, ".agents", "skills", "a")
+	if err := os.MkdirAll(sk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sk, "SKILL.md"), []byte("---\nname: a\ndescription: does a\n---\nA.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	found := skills.Discover("", dir)
+	cfg := &config.Config{Path: "a.yaml"}
+	with := &config.Agent{Name: "root", Skills: true, Toolsets: []*config.Toolset{{Type: "think"}}}
+	without := &config.Agent{Name: "root", Toolsets: []*config.Toolset{{Type: "think"}}}
+	for _, tt := range []struct {
+		name  string
+		a     *config.Agent
+		set   *skills.Set
+		tools []string
+		n     int // instructions
+	}{
+		{"found", with, found, []string{"think", "read_skill"}, 2},
+		{"none found", with, &skills.Set{}, []string{"think"}, 1},
+		{"not asked for", without, found, []string{"think"}, 1},
+	} {
+		list, err := Build(cfg, tt.a, Deps{Skills: tt.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(list); !slices.Equal(got, tt.tools) {
+			t.Errorf("%s: tools %v, want %v", tt.name, got, tt.tools)
+		}
+		ins := Instructions(tt.a, Deps{Skills: tt.set})
+		if len(ins) != tt.n || (tt.n == 2 && !strings.Contains(ins[1], "<name>a</name>")) {
+			t.Errorf("%s: instructions %q", tt.name, ins)
+		}
+	}
+	list, err := Build(cfg, with, Deps{Skills: found})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, list[1], `{"name":"a"}`); res.IsError || !strings.HasSuffix(res.Text, "A.\n") {
+		t.Errorf("read_skill: %+v", res)
+	}
+	list, err = Build(cfg, with, Deps{Skills: found, Permissions: config.Permissions{Deny: []string{"read_skill"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, list[1], `{"name":"a"}`); !res.IsError {
+		t.Errorf("denied read_skill ran: %+v", res)
 	}
 }
