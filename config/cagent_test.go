@@ -483,6 +483,16 @@ func TestSkillsKey(t *testing.T) {
 			}
 		})
 	}
+	// Rules may name read_skill and its argument.
+	if _, err := Parse("a.yaml", []byte(agent("    skills: true\npermissions:\n  ask: [\"read_skill:name=deploy*\"]\n")), noEnv); err != nil {
+		t.Errorf("a rule naming read_skill: %v", err)
+	}
+	if _, err := Parse("a.yaml", []byte(agent("    skills: true\npermissions:\n  deny: [\"read_skill:path=x\"]\n")), noEnv); err == nil || !strings.Contains(err.Error(), `gives argument "path", but read_skill takes name`) {
+		t.Errorf("a rule with a wrong argument: %v", err)
+	}
+	if _, err := Parse("a.yaml", []byte(agent("permissions:\n  deny: [read_skill]\n")), noEnv); err == nil || !strings.Contains(err.Error(), "names no tool any agent has") {
+		t.Errorf("read_skill without skills: %v", err)
+	}
 	// Without skills, a toolset may name a tool read_skill.
 	if _, err := Parse("a.yaml", []byte(agent("    toolsets:\n      - {type: user_prompt, name: read_skill}\n")), noEnv); err != nil {
 		t.Errorf("read_skill without skills: %v", err)

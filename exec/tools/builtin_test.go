@@ -198,4 +198,20 @@ func TestSkills(t *testing.T) {
 	if res := call(t, list[1], `{"name":"a"}`); !res.IsError {
 		t.Errorf("denied read_skill ran: %+v", res)
 	}
+	list, err = Build(cfg, with, Deps{Skills: found, Permissions: config.Permissions{Deny: []string{"read_skill:name=b*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, list[1], `{"name":"a"}`); res.IsError {
+		t.Errorf("read_skill a denied by a rule for b*: %+v", res)
+	}
+	if res := call(t, list[1], `{"name":"bee"}`); !res.IsError || !strings.Contains(res.Text, "denied") {
+		t.Errorf("read_skill bee: %+v", res)
+	}
+	// A tool of a toolset named read_skill (an MCP server's, known only
+	// at run time) clashes.
+	clash := &config.Agent{Name: "root", Skills: true, SkillsPos: config.Pos{Line: 4, Col: 5}, Toolsets: []*config.Toolset{{Type: "user_prompt", Name: "read_skill"}}}
+	if _, err := Build(cfg, clash, Deps{Skills: found}); err == nil || !strings.Contains(err.Error(), `a.yaml:4:5: agent root: skills: gives the model a tool named "read_skill"`) {
+		t.Errorf("clash: %v", err)
+	}
 }

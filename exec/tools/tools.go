@@ -167,7 +167,7 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 		// After the toolsets' tools, as cagent adds its skills toolset.
 		for _, o := range out {
 			if o.Spec().Name == skills.Name {
-				return nil, fmt.Errorf("%s:%d:%d: agent %s: skills: gives the model a tool named %q, and a toolset gives one too; filter that toolset's out with tools:",
+				return nil, fmt.Errorf("%s:%d:%d: agent %s: skills: gives the model a tool named %q, and a toolset gives one too; leave that one out with the toolset's tools:",
 					cfg.Path, a.SkillsPos.Line, a.SkillsPos.Col, a.Name, skills.Name)
 			}
 		}
