@@ -17,10 +17,12 @@ import (
 //	                                    (any: as each request's path names it);
 //	                                    $LLM_URL is its URL
 //	llm requests FILE                   write the requests it got, one JSON line each
+//	llm system FILE                     write the system message of the first
+//	                                    OpenAI request it got (for cmp)
 //	llm stop                            stop it (the next requests fail)
 func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: llm openai|anthropic|google|responses|any REPLIES.json | llm requests FILE | llm stop")
+		ts.Fatalf("usage: llm openai|anthropic|google|responses|any REPLIES.json | llm requests FILE | llm system FILE | llm stop")
 	}
 	h, _ := ts.Value(llmKey{}).(*llmHolder)
 	if h == nil {
@@ -54,6 +56,25 @@ func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 			b.Write(append(data, '\n'))
 		}
 		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644))
+	case "system":
+		reqs := []fakellm.Request(nil)
+		if srv != nil {
+			reqs = srv.Requests()
+		}
+		if len(reqs) == 0 || len(args) != 2 {
+			ts.Fatalf("llm system FILE: no request")
+		}
+		var body struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		ts.Check(json.Unmarshal([]byte(reqs[0].Body), &body))
+		if len(body.Messages) == 0 || body.Messages[0].Role != "system" {
+			ts.Fatalf("llm system: the first request has no system message")
+		}
+		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(body.Messages[0].Content+"\n"), 0o644))
 	case "stop":
 		if srv != nil {
 			srv.Close()

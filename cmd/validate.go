@@ -3,10 +3,12 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec/sandbox"
+	"github.com/hitl-dev/hitl/exec/tools/skills"
 	"github.com/spf13/cobra"
 )
 
@@ -75,11 +77,52 @@ func validateRun(opts *ValidateOptions) error {
 				fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: model: auto is %s/%s (%s)\n", file, m.Pos.Line, m.Pos.Col, m.Provider, m.Model, m.Auto)
 			}
 		}
+		skillNotes(opts.IO, file, cfg)
 	}
 	if failed > 0 {
 		return &reportedError{fmt.Errorf("%d of %d files have errors: %w", failed, len(opts.Files), first)}
 	}
 	return nil
+}
+
+// maxSkillLines is how many skills hitl validate names one by one.
+const maxSkillLines = 20
+
+// skillNotes says, at the first agent with skills:, which skills a run
+// started here would find (the search does not depend on the agent), and
+// which files named SKILL.md are skipped and why.
+func skillNotes(ios *IOStreams, file string, cfg *config.Config) {
+	var at *config.Agent
+	for _, a := range cfg.Agents {
+		if a.Skills {
+			at = a
+			break
+		}
+	}
+	if at == nil {
+		return
+	}
+	where := fmt.Sprintf("%s:%d:%d", file, at.SkillsPos.Line, at.SkillsPos.Col)
+	cwd, _ := os.Getwd()
+	home, _ := os.UserHomeDir()
+	set := skills.Discover(home, cwd)
+	for _, n := range set.Notes {
+		fmt.Fprintf(ios.ErrOut, "%s: note: skills: %s\n", where, n)
+	}
+	if set.Dropped > 0 {
+		fmt.Fprintf(ios.ErrOut, "%s: note: skills: %d more notes left out\n", where, set.Dropped)
+	}
+	if len(set.Skills) == 0 {
+		fmt.Fprintf(ios.ErrOut, "%s: note: skills: true found no skill in %s: the model gets no read_skill\n", where, skills.Printable(strings.Join(set.Searched, ", ")))
+		return
+	}
+	for i, sk := range set.Skills {
+		if i == maxSkillLines {
+			fmt.Fprintf(ios.ErrOut, "%s: note: skills: and %d more\n", where, len(set.Skills)-i)
+			break
+		}
+		fmt.Fprintf(ios.ErrOut, "%s: note: skills: %q from %s\n", where, sk.Name, skills.Printable(sk.Path))
+	}
 }
 
 // unsetVars returns the errors of err when every one is an unset ${VAR},

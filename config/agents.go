@@ -11,8 +11,8 @@ import (
 )
 
 var (
-	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files", "fallback", "sub_agents", "handoffs", "structured_output", "hooks", "rag"}
-	unsupportedAgentKeys = []string{"skills", "num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
+	agentKeys            = []string{"model", "description", "instruction", "max_iterations", "add_date", "add_environment_info", "welcome_message", "commands", "toolsets", "add_prompt_files", "fallback", "sub_agents", "handoffs", "structured_output", "hooks", "rag", "skills"}
+	unsupportedAgentKeys = []string{"num_history_items", "max_consecutive_tool_calls", "code_mode_tools", "mcps", "add_description_parameter", "memory", "think", "todo", "name"}
 )
 
 func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
@@ -61,6 +61,9 @@ func (l *loader) agent(k, n *yaml.Node, models map[string]*Model) *Agent {
 					l.errorf(v.Content[i], "agent %s: rag %q is not a key of the top-level rag:", a.Name, name)
 				}
 			}
+		case "skills":
+			a.Skills = l.skills(v)
+			a.SkillsPos = pos(kn)
 		}
 	})
 	a.Model = l.resolveModel(a, k, modelNode, models)
@@ -201,11 +204,45 @@ func (l *loader) inlineModel(a *Agent, n *yaml.Node, ref string, models map[stri
 	return nil
 }
 
-// checkToolNames rejects two toolsets that give the model one tool name.
+// skills reads the skills: key: true (cagent's ["local"]), false, or a
+// list of sources. "local" is the only source hitl has: an http(s) source
+// is cagent's remote skills, which hitl does not fetch.
+func (l *loader) skills(n *yaml.Node) bool {
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!bool":
+		return l.boolean(n)
+	case n.Kind == yaml.SequenceNode:
+		local := false
+		for _, item := range n.Content {
+			src := l.str(item)
+			switch {
+			case item.Kind != yaml.ScalarNode || item.Tag != "!!str":
+			case src == "local":
+				local = true
+			case strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://"):
+				l.errorf(item, "skills source %q: remote skills are not supported by hitl (it fetches nothing from the network to build a prompt); use local", src)
+			default:
+				l.errorf(item, "unknown skills source %q: expected local (or an http:// or https:// URL, which hitl does not support)", src)
+			}
+		}
+		return local
+	}
+	l.errorf(n, "expected true, false or a list of skills sources (local), got %s", kindName(n))
+	return false
+}
+
+// checkToolNames rejects two toolsets that give the model one tool name,
+// and a toolset that gives read_skill to an agent with skills.
 func (l *loader) checkToolNames(a *Agent) {
 	owner := map[string]*Toolset{}
 	for _, ts := range a.Toolsets {
 		for _, name := range ts.ToolNames() {
+			if a.Skills && name == "read_skill" {
+				l.errs = append(l.errs, &Error{File: l.file, Pos: ts.Pos, Msg: fmt.Sprintf(
+					"agent %s: toolset %s gives the model a tool named %q, as skills: (line %d) does; rename it (name:) or leave it out (tools:)",
+					a.Name, ts.Type, name, a.SkillsPos.Line)})
+				continue
+			}
 			if prev, ok := owner[name]; ok {
 				l.errs = append(l.errs, &Error{File: l.file, Pos: ts.Pos, Msg: fmt.Sprintf(
 					"agent %s: toolsets %s (line %d) and %s both give the model a tool named %q; rename one with name:",

@@ -400,7 +400,7 @@ func TestCagentUnsupported(t *testing.T) {
 		"bedrock opts":       "models:\n  m: {provider: openai, model: x, provider_opts: {region: eu}}\nagents:\n  root: {model: m}\n",
 		"parallel":           "models:\n  m: {provider: openai, model: x, parallel_tool_calls: true}\nagents:\n  root: {model: m}\n",
 		"track_usage":        "models:\n  m: {provider: openai, model: x, track_usage: true}\nagents:\n  root: {model: m}\n",
-		"skills":             agent("    skills: true\n"),
+		"skills remote":      agent("    skills: [local, https://skills.example.com]\n"),
 		"code_mode_tools":    agent("    code_mode_tools: true\n"),
 		"num_history_items":  agent("    num_history_items: 3\n"),
 		"add_description":    agent("    add_description_parameter: true\n"),
@@ -421,6 +421,78 @@ func TestCagentUnsupported(t *testing.T) {
 				t.Errorf("error %v\nwant \"not supported by hitl\" and no \"unknown\"", err)
 			}
 		})
+	}
+}
+
+// skills: is cagent's: true, false, or a list of sources; "local" is the
+// only one hitl has (remote sources are refused at their line and column).
+func TestSkillsKey(t *testing.T) {
+	agent := func(extra string) string {
+		return "agents:\n  root:\n    model: openai/x\n" + extra
+	}
+	ok := []struct {
+		name, src string
+		want      bool
+	}{
+		{"true", agent("    skills: true\n"), true},
+		{"false", agent("    skills: false\n"), false},
+		{"absent", agent(""), false},
+		{"local", agent("    skills: [local]\n"), true},
+		{"local twice", agent("    skills: [local, local]\n"), true},
+		{"empty list", agent("    skills: []\n"), false},
+	}
+	for _, tt := range ok {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse("a.yaml", []byte(tt.src), noEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := cfg.Agent("root")
+			if a.Skills != tt.want {
+				t.Errorf("Skills = %v, want %v", a.Skills, tt.want)
+			}
+			if tt.want && (a.SkillsPos != Pos{4, 5}) {
+				t.Errorf("SkillsPos = %v", a.SkillsPos)
+			}
+		})
+	}
+	bad := []struct{ name, src, want string }{
+		{"remote", agent("    skills:\n      - local\n      - https://skills.example.com\n"),
+			`a.yaml:6:9: skills source "https://skills.example.com": remote skills are not supported by hitl`},
+		{"remote http", agent("    skills: [http://x]\n"), `a.yaml:4:14: skills source "http://x": remote skills are not supported by hitl`},
+		{"unknown source", agent("    skills: [invalid_source]\n"), `a.yaml:4:14: unknown skills source "invalid_source": expected local`},
+		{"not a string", agent("    skills: [3]\n"), `a.yaml:4:14: expected a string, got`},
+		{"number", agent("    skills: 1\n"), `a.yaml:4:13: expected true, false or a list of skills sources (local), got`},
+		{"string", agent("    skills: local\n"), `a.yaml:4:13: expected true, false or a list of skills sources (local)`},
+		{"null", agent("    skills:\n"), `expected true, false or a list of skills sources (local)`},
+		{"mapping", agent("    skills: {local: true}\n"), `expected true, false or a list of skills sources (local)`},
+		{"twice", agent("    skills: true\n    skills: false\n"), `agent key "skills" appears twice`},
+		{"read_skill clash", agent("    skills: true\n    toolsets:\n      - {type: user_prompt, name: read_skill}\n"),
+			`a.yaml:6:9: agent root: toolset user_prompt gives the model a tool named "read_skill", as skills: (line 4) does`},
+		{"read_skill mcp", agent("    skills: true\n    toolsets:\n      - {type: mcp, command: x, tools: [read_skill]}\n"),
+			`gives the model a tool named "read_skill"`},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("a.yaml", []byte(tt.src), noEnv)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v\nwant %q", err, tt.want)
+			}
+		})
+	}
+	// Rules may name read_skill and its argument.
+	if _, err := Parse("a.yaml", []byte(agent("    skills: true\npermissions:\n  ask: [\"read_skill:name=deploy*\"]\n")), noEnv); err != nil {
+		t.Errorf("a rule naming read_skill: %v", err)
+	}
+	if _, err := Parse("a.yaml", []byte(agent("    skills: true\npermissions:\n  deny: [\"read_skill:path=x\"]\n")), noEnv); err == nil || !strings.Contains(err.Error(), `gives argument "path", but read_skill takes name`) {
+		t.Errorf("a rule with a wrong argument: %v", err)
+	}
+	if _, err := Parse("a.yaml", []byte(agent("permissions:\n  deny: [read_skill]\n")), noEnv); err == nil || !strings.Contains(err.Error(), "names no tool any agent has") {
+		t.Errorf("read_skill without skills: %v", err)
+	}
+	// Without skills, a toolset may name a tool read_skill.
+	if _, err := Parse("a.yaml", []byte(agent("    toolsets:\n      - {type: user_prompt, name: read_skill}\n")), noEnv); err != nil {
+		t.Errorf("read_skill without skills: %v", err)
 	}
 }
 

@@ -98,7 +98,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown model", "agents:\n  root: {model: fast}\n", []string{`a.yaml:2:17: agent root uses unknown model "fast"`}},
 		{"missing model", "agents:\n  root: {instruction: hi}\n", []string{"a.yaml:2:3: agent root has no model"}},
 		{"unsupported provider", "agents:\n  root: {model: amazon-bedrock/x}\n", []string{`provider "amazon-bedrock" is not supported by hitl`}},
-		{"unsupported agent key", "agents:\n  root:\n    model: openai/x\n    skills: true\n", []string{`a.yaml:4:5: agent key "skills" is not supported by hitl`}},
+		{"unsupported agent key", "agents:\n  root:\n    model: openai/x\n    code_mode_tools: true\n", []string{`a.yaml:4:5: agent key "code_mode_tools" is not supported by hitl`}},
 		{"unknown rag", "agents:\n  root:\n    model: openai/x\n    rag: [a]\n", []string{`a.yaml:4:11: agent root: rag "a" is not a key of the top-level rag:`}},
 		{"unknown sub-agent", "agents:\n  root:\n    model: openai/x\n    sub_agents: [reviewr]\n  reviewer: {model: openai/x}\n", []string{`a.yaml:4:18: sub_agents of agent root: no agent reviewr in this file (did you mean "reviewer"?)`}},
 		{"catalog sub-agent", "agents:\n  root:\n    model: openai/x\n    sub_agents: [agentcatalog/pirate]\n", []string{`a.yaml:4:18: sub_agents of agent root: agentcatalog/pirate is an agent from a catalog (an OCI reference); agents from catalogs are not supported by hitl`}},

@@ -72,6 +72,12 @@ type universe struct {
 func (l *loader) toolUniverse() *universe {
 	u := &universe{args: map[string][]string{}, known: map[string]bool{}}
 	for _, a := range l.cfg.Agents {
+		if a.Skills && !contains(u.names, "read_skill") {
+			// skills: gives read_skill (when the run finds a skill).
+			u.names = append(u.names, "read_skill")
+			u.known["read_skill"] = true
+			u.args["read_skill"] = []string{"name"}
+		}
 		for _, ts := range a.Toolsets {
 			if ts.Type == "mcp" {
 				u.mcp = true

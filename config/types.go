@@ -140,7 +140,13 @@ type Agent struct {
 	// MissingPromptFiles are add_prompt_files found nowhere: they add
 	// nothing (cagent skips them silently; hitl validate notes them).
 	MissingPromptFiles []AgentRef
-	Pos                Pos
+	// Skills is cagent's skills: true (or a list of sources, all
+	// "local"): the run looks for SKILL.md files in the home directory
+	// and the project (exec/tools/skills) and gives the model read_skill.
+	// SkillsPos is where the key is.
+	Skills    bool
+	SkillsPos Pos
+	Pos       Pos
 }
 
 // StructuredOutput is an agent's structured_output.

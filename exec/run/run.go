@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hitl-dev/hitl/config"
@@ -26,6 +27,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/exec/session"
 	"github.com/hitl-dev/hitl/exec/tools"
+	"github.com/hitl-dev/hitl/exec/tools/skills"
 	"github.com/hitl-dev/hitl/prompt"
 	"github.com/hitl-dev/hitl/prompt/approver"
 	"golang.org/x/crypto/ssh"
@@ -109,6 +111,10 @@ type Run struct {
 	// startContext is what session_start hooks added: the starting
 	// agent's system prompt gets it.
 	startContext string
+	// skills are the skills found for the run's agents with skills:,
+	// looked for once (skillSet): the run keeps them to its end.
+	skillsOnce sync.Once
+	skills     *skills.Set
 }
 
 // Result is how a run ended, for the command line to report.
@@ -212,6 +218,12 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	source := "startup"
 	if r.loaded != nil {
 		source = "resume"
+	}
+	for _, a := range r.cfg.Agents {
+		if a.Skills {
+			r.skillSet() // at the start: every agent of the run sees these
+			break
+		}
 	}
 	r.startContext = r.plainHooks(ctx, active, config.HookSessionStart, hooks.Input{Source: source})
 	defer func() {
@@ -393,6 +405,21 @@ func (r *Run) priorApprovals() (approvals, toolApprovals []string) {
 		}
 	}
 	return r.loaded.Approvals, toolApprovals
+}
+
+// skillSet is the skills of the run: found once, when the run starts (Do),
+// in the home directory and the working directory's project (a resumed
+// run looks again).
+func (r *Run) skillSet() *skills.Set {
+	r.skillsOnce.Do(func() {
+		cwd := r.opts.WorkingDir
+		if cwd == "" {
+			cwd, _ = os.Getwd()
+		}
+		home, _ := os.UserHomeDir()
+		r.skills = skills.Discover(home, cwd)
+	})
+	return r.skills
 }
 
 // toolDeps is what the agent's toolsets need from the run.

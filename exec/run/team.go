@@ -114,6 +114,9 @@ func (r *Run) modelFor(a *config.Agent, frame, first string) (exec.Model, sessio
 // what its tools hold.
 func (r *Run) member(ctx context.Context, a *config.Agent, m exec.Model, stateful session.Stateful, chain []string) (_ exec.Member, closeTools func(), _ error) {
 	deps := r.toolDeps(r.team.asker, chain)
+	if a.Skills {
+		deps.Skills = r.skillSet()
+	}
 	if sw, ok := stateful.(*model.Switch); ok {
 		deps.ToolModels = sw.Tools
 	}

@@ -156,7 +156,8 @@ func filter(ts *config.Toolset, list []exec.Tool) []exec.Tool {
 
 // Instructions are the guidance agent a's built-in toolsets add to the
 // system prompt, in toolset order (as cagent adds each toolset's
-// instructions after the agent's instruction).
+// instructions after the agent's instruction), then the list of the skills
+// the run found when a has skills: (cagent adds its skills toolset last).
 func Instructions(a *config.Agent, d Deps) []string {
 	var out []string
 	for _, ts := range a.Toolsets {
@@ -202,6 +203,11 @@ func Instructions(a *config.Agent, d Deps) []string {
 	}
 	for _, r := range a.RAG {
 		out = append(out, rag.Instructions(r))
+	}
+	if a.Skills {
+		if text := d.Skills.Prompt(); text != "" {
+			out = append(out, text)
+		}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/tools/skills"
 )
 
 func names(list []exec.Tool) []string {
@@ -34,10 +36,16 @@ func call(t *testing.T, tool exec.Tool, args string) exec.Result {
 // "not implemented yet", and acting tools are gated.
 func TestEveryTypeBuilds(t *testing.T) {
 	dir := t.TempDir()
+	spec := filepath.Join(dir, "openapi.json")
+	if err := os.WriteFile(spec, []byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"servers":[{"url":"https://api.example.com"}],"paths":{"/p":{"get":{"operationId":"getP","responses":{"200":{"description":"ok"}}}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	sets := map[string]*config.Toolset{
-		"script": {Type: "script", Scripts: []config.ScriptCommand{{Name: "hello", Cmd: "echo hi"}}},
-		"memory": {Type: "memory", Path: filepath.Join(dir, "m.json")},
-		"api":    {Type: "api", API: &config.APIConfig{Name: "puzzle", Endpoint: "https://api.example.com/p", Method: "GET"}},
+		"openapi":      {Type: "openapi", URL: spec},
+		"model_picker": {Type: "model_picker", PickRefs: []string{"openai/a"}},
+		"script":       {Type: "script", Scripts: []config.ScriptCommand{{Name: "hello", Cmd: "echo hi"}}},
+		"memory":       {Type: "memory", Path: filepath.Join(dir, "m.json")},
+		"api":          {Type: "api", API: &config.APIConfig{Name: "puzzle", Endpoint: "https://api.example.com/p", Method: "GET"}},
 	}
 	for _, typ := range config.ToolsetTypes() {
 		if typ == "mcp" || typ == "remote" {
@@ -62,6 +70,9 @@ func TestEveryTypeBuilds(t *testing.T) {
 			want := ts.ToolNames()
 			if len(agent.SubAgents) > 0 {
 				want = append(want, "transfer_task") // cagent gives it to every agent with sub_agents
+			}
+			if typ == "openapi" {
+				want = []string{"getP"} // the document's operations
 			}
 			if got := names(list); !slices.Equal(got, want) {
 				t.Errorf("tools %v, want %v", got, want)
@@ -140,5 +151,76 @@ func TestInstructions(t *testing.T) {
 	got := Instructions(a, Deps{})
 	if len(got) != 3 || !strings.HasPrefix(got[0], "## Todo Tools") || !strings.HasPrefix(got[1], "## Think Tool") || !strings.Contains(got[2], "### hello\nSay hi") {
 		t.Errorf("Instructions = %q", got)
+	}
+}
+
+// skills: gives read_skill after the toolsets' tools, and the skills list
+// after their instructions, only when the run found a skill; a deny rule
+// naming read_skill still applies.
+func TestSkills(t *testing.T) {
+	dir := t.TempDir()
+	sk := filepath.Join(dir, ".agents", "skills", "a")
+	if err := os.MkdirAll(sk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sk, "SKILL.md"), []byte("---\nname: a\ndescription: does a\n---\nA.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	found := skills.Discover("", dir)
+	cfg := &config.Config{Path: "a.yaml"}
+	with := &config.Agent{Name: "root", Skills: true, Toolsets: []*config.Toolset{{Type: "think"}}}
+	without := &config.Agent{Name: "root", Toolsets: []*config.Toolset{{Type: "think"}}}
+	for _, tt := range []struct {
+		name  string
+		a     *config.Agent
+		set   *skills.Set
+		tools []string
+		n     int // instructions
+	}{
+		{"found", with, found, []string{"think", "read_skill"}, 2},
+		{"none found", with, &skills.Set{}, []string{"think"}, 1},
+		{"not asked for", without, found, []string{"think"}, 1},
+	} {
+		list, err := Build(cfg, tt.a, Deps{Skills: tt.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(list); !slices.Equal(got, tt.tools) {
+			t.Errorf("%s: tools %v, want %v", tt.name, got, tt.tools)
+		}
+		ins := Instructions(tt.a, Deps{Skills: tt.set})
+		if len(ins) != tt.n || (tt.n == 2 && !strings.Contains(ins[1], "<name>a</name>")) {
+			t.Errorf("%s: instructions %q", tt.name, ins)
+		}
+	}
+	list, err := Build(cfg, with, Deps{Skills: found})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, list[1], `{"name":"a"}`); res.IsError || !strings.HasSuffix(res.Text, "A.\n") {
+		t.Errorf("read_skill: %+v", res)
+	}
+	list, err = Build(cfg, with, Deps{Skills: found, Permissions: config.Permissions{Deny: []string{"read_skill"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, list[1], `{"name":"a"}`); !res.IsError {
+		t.Errorf("denied read_skill ran: %+v", res)
+	}
+	list, err = Build(cfg, with, Deps{Skills: found, Permissions: config.Permissions{Deny: []string{"read_skill:name=b*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, list[1], `{"name":"a"}`); res.IsError {
+		t.Errorf("read_skill a denied by a rule for b*: %+v", res)
+	}
+	if res := call(t, list[1], `{"name":"bee"}`); !res.IsError || !strings.Contains(res.Text, "denied") {
+		t.Errorf("read_skill bee: %+v", res)
+	}
+	// A tool of a toolset named read_skill (an MCP server's, known only
+	// at run time) clashes.
+	clash := &config.Agent{Name: "root", Skills: true, SkillsPos: config.Pos{Line: 4, Col: 5}, Toolsets: []*config.Toolset{{Type: "user_prompt", Name: "read_skill"}}}
+	if _, err := Build(cfg, clash, Deps{Skills: found}); err == nil || !strings.Contains(err.Error(), `a.yaml:4:5: agent root: skills: gives the model a tool named "read_skill"`) {
+		t.Errorf("clash: %v", err)
 	}
 }

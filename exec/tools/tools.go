@@ -20,6 +20,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/tools/openapi"
 	"github.com/hitl-dev/hitl/exec/tools/remote"
 	"github.com/hitl-dev/hitl/exec/tools/shell"
+	"github.com/hitl-dev/hitl/exec/tools/skills"
 	"github.com/hitl-dev/hitl/exec/tools/team"
 	"github.com/hitl-dev/hitl/exec/tools/userprompt"
 	"github.com/hitl-dev/hitl/exec/tools/verdict"
@@ -92,6 +93,10 @@ type Deps struct {
 	// Team runs the agents transfer_task and background_agents give work
 	// to (nil: an agent with sub_agents cannot be built).
 	Team *Team
+	// Skills are the skills the run found (skills.Discover, once per
+	// run): an agent with skills: gets read_skill and the prompt section
+	// when there is at least one.
+	Skills *skills.Set
 }
 
 // Shared is what every agent of a run shares (DESIGN §13): approvals given
@@ -177,6 +182,19 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 		}
 		out = append(out, t)
 	}
+	if t := skillsTool(a, d); t != nil {
+		// After the toolsets' tools, as cagent adds its skills toolset.
+		for _, o := range out {
+			if o.Spec().Name == skills.Name {
+				return nil, fmt.Errorf("%s:%d:%d: agent %s: skills: gives the model a tool named %q, and a toolset gives one too; leave that one out with the toolset's tools:",
+					cfg.Path, a.SkillsPos.Line, a.SkillsPos.Col, a.Name, skills.Name)
+			}
+		}
+		if gates(checker, t) {
+			t = &gated{Tool: t, name: t.Spec().Name, checker: checker, asker: askerOf(d), yolo: d.Yolo, session: session}
+		}
+		out = append(out, t)
+	}
 	team, err := teamTools(a, d)
 	if err != nil {
 		return nil, fmt.Errorf("%s:%d:%d: agent %s: %w", cfg.Path, a.Pos.Line, a.Pos.Col, a.Name, err)
@@ -188,6 +206,18 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// skillsTool is read_skill for an agent with skills: when the run found
+// at least one skill (nil otherwise).
+func skillsTool(a *config.Agent, d Deps) exec.Tool {
+	if !a.Skills {
+		return nil
+	}
+	if t := skills.NewTool(d.Skills); t != nil {
+		return t
+	}
+	return nil
 }
 
 // teamTools are transfer_task (sub_agents) and handoff (handoffs).
