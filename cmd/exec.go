@@ -127,8 +127,9 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 	if err != nil {
 		return err
 	}
+	command := run.CommandCalls(agent, msg)
 	return runAgent(ctx, opts, func(ro run.Options) (*run.Run, error) {
-		ro.Model, ro.Session = modelCfg, opts.Session
+		ro.Model, ro.Session, ro.Command = modelCfg, opts.Session, command
 		return run.New(cfg, agent, message, ro)
 	})
 }

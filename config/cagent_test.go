@@ -365,7 +365,7 @@ func TestCagentFormErrors(t *testing.T) {
 		{"script required", agent("      - type: script\n        shell:\n          go: {cmd: x, args: {a: {}}, required: [b]}\n"), `script command go requires "b", which is not among its args`},
 		{"script empty", agent("      - type: script\n        shell: {}\n"), "shell: is empty"},
 		{"command var unset", "agents:\n  root:\n    model: openai/x\n    commands: {a: \"hi ${WHO}\"}\n", "a.yaml:4:19: environment variable WHO is not set (used as ${WHO} in a command)"},
-		{"command expression", "agents:\n  root:\n    model: openai/x\n    commands: {a: \"${env.X || 'b'}\"}\n", "expressions in commands are not supported by hitl"},
+		{"command expression", "agents:\n  root:\n    model: openai/x\n    commands: {a: \"${env.X || 'b'}\"}\n", "this expression is not supported by hitl"},
 		{"command bang", "agents:\n  root:\n    model: openai/x\n    commands: {a: \"lint: !`make lint`\"}\n", "!`command` in a command (run a command and insert its output) is not supported by hitl"},
 		{"command empty", "agents:\n  root:\n    model: openai/x\n    commands: {a: {}}\n", "command a has neither instruction nor description"},
 		{"version", "version: \"9\"\nagents:\n  root: {model: openai/x}\n", `a.yaml:1:10: version "9" is not a config version cagent defines; known versions: 0, 1, 2, 3, 4, 5, 6, 7`},
@@ -507,11 +507,30 @@ func TestMCPFilterClash(t *testing.T) {
 }
 
 // A command's ${...} runs to its matching brace, quotes and nested braces
-// included, so the whole expression is named.
-func TestCommandExpressionNamed(t *testing.T) {
-	src := "agents:\n  root:\n    model: openai/x\n    commands: {a: \"lint: ${shell({cmd: 'echo }'})} then ${X}\"}\n"
-	_, err := Parse("a.yaml", []byte(src), env(map[string]string{"X": "x"}))
-	if err == nil || !strings.Contains(err.Error(), "${shell({cmd: 'echo }'})}: expressions in commands are not supported by hitl") {
-		t.Errorf("error %v", err)
+// included: a tool call with literal arguments is kept as a segment of the
+// command; any other expression is named in the error.
+func TestCommandExpressions(t *testing.T) {
+	src := "agents:\n  root:\n    model: openai/x\n    commands: {a: \"lint: ${shell({cmd: 'echo }', n: [1, true, null], o: {\\\"k\\\": -2.5}})} then ${X} ${go_diagnostics()}\"}\n"
+	cfg, err := Parse("a.yaml", []byte(src), env(map[string]string{"X": "x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs := cfg.Agents[0].CommandSegments["a"]
+	if len(segs) != 5 || segs[0].Text != "lint: " || segs[1].Call.Tool != "shell" || string(segs[1].Call.Args) != `{"cmd":"echo }","n":[1,true,null],"o":{"k":-2.5}}` ||
+		segs[2].Text != " then x " || segs[3].Call.Tool != "go_diagnostics" || string(segs[3].Call.Args) != `{}` || segs[4].Text != "" {
+		t.Errorf("segments %+v", segs)
+	}
+	bad := []struct{ expr, want string }{
+		{"${args.map(x => x)}", "${args.map(x => x)}: this expression is not supported by hitl"},
+		{"${shell({cmd: X})}", "X: only literal values"},
+		{"${shell('ls')}", "the argument of shell must be an object"},
+		{"${shell({cmd: 'ls'}) + 1}", `unexpected "+ 1" after the call of shell`},
+	}
+	for _, b := range bad {
+		src := "agents:\n  root:\n    model: openai/x\n    commands: {a: \"" + b.expr + "\"}\n"
+		_, err := Parse("a.yaml", []byte(src), noEnv)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%s: error %v, want %q", b.expr, err, b.want)
+		}
 	}
 }

@@ -26,10 +26,14 @@ func (l *loader) commands(a *Agent, n *yaml.Node) {
 			l.eachKey(v, "command key", commandKeys, nil, func(key string, kn, vn *yaml.Node) {
 				switch key {
 				case "description":
-					c.Description = l.commandText(vn, l.scalar(vn))
+					var segs []Segment
+					c.Description, segs = l.commandText(vn, l.scalar(vn))
+					if len(segs) > 0 {
+						l.errorf(vn, "command %s: a tool call in a description is not supported by hitl; put it in the instruction", c.Name)
+					}
 				case "instruction":
 					instNode = vn
-					c.Instruction = l.commandText(vn, l.scalar(vn))
+					c.Instruction, c.Segments = l.commandText(vn, l.scalar(vn))
 				}
 			})
 			if instNode == nil {
@@ -39,9 +43,15 @@ func (l *loader) commands(a *Agent, n *yaml.Node) {
 				c.Instruction = c.Description // cagent sends the description then
 			}
 		default:
-			c.Instruction = l.commandText(v, l.scalar(v))
+			c.Instruction, c.Segments = l.commandText(v, l.scalar(v))
 		}
 		a.Commands[c.Name] = c.Instruction
+		if len(c.Segments) > 0 {
+			if a.CommandSegments == nil {
+				a.CommandSegments = map[string][]Segment{}
+			}
+			a.CommandSegments[c.Name] = c.Segments
+		}
 		a.CommandInfo = append(a.CommandInfo, c)
 	}
 	switch n.Kind {
@@ -70,35 +80,51 @@ var (
 
 // commandText expands ${VAR} and ${env.VAR} in a command (an unset
 // variable is an error naming it) and keeps ${args}, ${args[N]} and
-// ${args.join(" ")} for RenderCommand; other ${...} expressions (cagent
-// evaluates JavaScript there) and !`command` insertions are not supported.
-func (l *loader) commandText(n *yaml.Node, s string) string {
+// ${args.join(" ")} for RenderCommand. A ${tool({key: value})} is a tool
+// call run when the command is used (cagent's expressions: only calls with
+// literal arguments); when the text has any, segments are the text cut at
+// them (nil otherwise). Other expressions and !`command` insertions are
+// not supported.
+func (l *loader) commandText(n *yaml.Node, s string) (string, []Segment) {
 	if strings.Contains(s, "!`") {
 		l.errorf(n, "!`command` in a command (run a command and insert its output) is not supported by hitl")
 	}
-	var b strings.Builder
+	var b, seg strings.Builder
+	var segs []Segment
 	for {
 		i := strings.Index(s, "${")
 		if i < 0 {
 			b.WriteString(s)
-			return b.String()
+			seg.WriteString(s)
+			break
 		}
 		b.WriteString(s[:i])
+		seg.WriteString(s[:i])
 		end := closingBrace(s, i+2)
 		if end < 0 {
 			b.WriteString(s[i:]) // no closing brace: plain text
-			return b.String()
+			seg.WriteString(s[i:])
+			break
 		}
 		ref := s[i : end+1]
 		s = s[end+1:]
 		expr := strings.TrimSpace(ref[2 : len(ref)-1])
 		if argRef.MatchString(expr) {
 			b.WriteString(ref)
+			seg.WriteString(ref)
 			continue
 		}
 		m := envName.FindStringSubmatch(expr)
 		if m == nil {
-			l.errorf(n, "%s: expressions in commands are not supported by hitl; write ${VAR}, ${env.VAR}, ${args}, ${args[N]} or $N", ref)
+			call, err := parseCall(expr)
+			if err != nil {
+				l.errorf(n, "%s: this expression is not supported by hitl (%v); a command may hold ${VAR}, ${env.VAR}, ${args}, ${args[N]}, $N and tool calls ${tool({key: value})}", ref, err)
+				continue
+			}
+			call.Text = ref
+			segs = append(segs, Segment{Text: seg.String()}, Segment{Call: call})
+			seg.Reset()
+			b.WriteString(ref)
 			continue
 		}
 		v, ok := l.lookup(m[1])
@@ -106,7 +132,12 @@ func (l *loader) commandText(n *yaml.Node, s string) string {
 			l.errorf(n, "environment variable %s is not set (used as %s in a command); set it or remove the reference", m[1], ref)
 		}
 		b.WriteString(v)
+		seg.WriteString(v)
 	}
+	if len(segs) == 0 {
+		return b.String(), nil
+	}
+	return b.String(), append(segs, Segment{Text: seg.String()})
 }
 
 // closingBrace returns the index of the } that closes a ${ whose body starts

@@ -106,6 +106,8 @@ type ScriptCall struct {
 
 // Agent is one entry under agents:.
 type Agent struct {
+	// CommandSegments are the commands holding tool calls, by name.
+	CommandSegments map[string][]Segment
 	// RAG are the rag entries whose tools the agent gets.
 	RAG []*RAG
 	// Hooks are cagent's hooks: commands run at points of the agent's run.
@@ -168,7 +170,9 @@ type Command struct {
 	Name        string
 	Description string
 	Instruction string
-	Pos         Pos
+	// Segments are the instruction cut at its tool calls (nil: none).
+	Segments []Segment
+	Pos      Pos
 }
 
 // Toolset is one entry of an agent's toolsets:. Which fields apply depends on

@@ -218,6 +218,38 @@ func PendingCalls(msgs []Message) []ToolCall {
 	return pending
 }
 
+// Invoke runs call as one of the agent's own (a command's tool call):
+// hooked, checked, approved and shown like the model's calls, but not
+// added to the conversation. A tool the agent lacks is an error.
+func (r *Runner) Invoke(ctx context.Context, call ToolCall) (Result, error) {
+	if err := r.prepare(); err != nil {
+		return Result{}, err
+	}
+	call.ID = r.IDPrefix + call.ID
+	if _, ok := r.byName[call.Name]; !ok {
+		return Result{}, fmt.Errorf("the command calls %s, a tool agent %s does not have; its tools: %s", call.Name, r.Agent, strings.Join(r.names(), ", "))
+	}
+	var blocked *Result
+	if r.Hooks != nil {
+		call, blocked = r.Hooks.Before(r.withAgent(ctx), call)
+	}
+	r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Server: r.server(call.Name), Agent: r.Agent, TaskID: r.TaskID}, "tool.call")
+	var res Result
+	if blocked != nil {
+		res = *blocked
+	} else {
+		var err error
+		if res, err = r.call(ctx, call); err != nil {
+			return Result{}, err
+		}
+		if r.Hooks != nil {
+			r.Hooks.After(r.withAgent(ctx), call, res)
+		}
+	}
+	r.emit(&ToolResultEvent{CallID: call.ID, Name: call.Name, Result: res.Text, IsError: res.IsError, Agent: r.Agent, TaskID: r.TaskID}, "tool.result")
+	return res, nil
+}
+
 // CallHooks are an agent's hooks around its tool calls (cagent's
 // pre_tool_use and post_tool_use; package hooks).
 type CallHooks interface {

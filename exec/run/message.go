@@ -34,12 +34,38 @@ func FirstMessage(a *config.Agent, msg string) (string, error) {
 			sort.Strings(names)
 			return "", usagef("agent %s has no command /%s; its commands: %s", a.Name, m[1], strings.Join(names, ", "))
 		}
+		if segs := a.CommandSegments[m[1]]; len(segs) > 0 {
+			return joinSegments(config.RenderSegments(segs, m[2])), nil
+		}
 		return config.RenderCommand(text, m[2]), nil
 	}
 	if strings.TrimSpace(msg) == "" {
 		return exec.DefaultMessage, nil
 	}
 	return msg, nil
+}
+
+// CommandCalls is the command msg runs, cut at its tool calls
+// (config.RenderSegments), or nil when it runs none.
+func CommandCalls(a *config.Agent, msg string) []config.Segment {
+	m := commandRef.FindStringSubmatch(strings.TrimSpace(msg))
+	if m == nil || len(a.CommandSegments[m[1]]) == 0 {
+		return nil
+	}
+	return config.RenderSegments(a.CommandSegments[m[1]], m[2])
+}
+
+// joinSegments is a command's text with its tool calls as written.
+func joinSegments(segs []config.Segment) string {
+	var b strings.Builder
+	for _, s := range segs {
+		if s.Call != nil {
+			b.WriteString(s.Call.Text)
+		} else {
+			b.WriteString(s.Text)
+		}
+	}
+	return b.String()
 }
 
 // MaxPromptFile is the most bytes an add_prompt_files file may hold: a

@@ -80,6 +80,8 @@ func resume(journal *session.Journal, loaded *session.Loaded, ro ResumeOptions, 
 	// it (and a run stopped before its first model turn, none at all).
 	if len(st.Messages) == 0 || st.Messages[0].Role != exec.RoleUser {
 		st.Messages = append([]exec.Message{{Role: exec.RoleUser, Text: h.Message}}, st.Messages...)
+		// Its command's tool calls had not all run: they run now.
+		opts.Command = h.Command
 	}
 	pending := exec.PendingCalls(st.Messages)
 	last := st.Messages[len(st.Messages)-1]

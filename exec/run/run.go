@@ -53,6 +53,10 @@ type Prompting struct {
 
 // Options are what a run takes from the command line, checked.
 type Options struct {
+	// Command is the command the first message runs, cut at its tool
+	// calls (CommandCalls): they run, as the agent's calls, before the
+	// first model turn, and their results make the message.
+	Command []config.Segment
 	Prompting
 	// Model is the model to use (the agent's, or --model's).
 	Model *config.Model
@@ -158,6 +162,7 @@ func New(cfg *config.Config, agent *config.Agent, message string, opts Options) 
 		AgentSHA256: cfg.SHA256,
 		Agent:       agent.Name,
 		Message:     message,
+		Command:     opts.Command,
 		Dir:         startDir(),
 	}, key)
 	if err != nil {
@@ -260,7 +265,11 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 			return asker.Secrets.Reask(ctx, asker, r.loaded.Secrets, results, r.opts.Notices)
 		}
 	}
-	outcome, runErr := runner.Run(ctx, r.state)
+	var outcome exec.Outcome
+	runErr := r.runCommand(ctx, runner)
+	if runErr == nil {
+		outcome, runErr = runner.Run(ctx, r.state)
+	}
 	r.team.closeAll() // background agents end with the run
 	if runErr != nil && ctx.Err() != nil {
 		if cause := context.Cause(ctx); cause != nil {

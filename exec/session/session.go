@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/receipt"
 	"github.com/hitl-dev/hitl/prompt"
@@ -41,6 +42,9 @@ type Header struct {
 	// Dir is the directory the run started in: where hitl resume finds
 	// the agent file (AgentFile is relative to it).
 	Dir string `json:"dir,omitempty"`
+	// Command is the command Message ran, cut at its tool calls, when it
+	// has any: a run stopped before they all ran runs them on resume.
+	Command []config.Segment `json:"command,omitempty"`
 }
 
 // record is one line of the journal.
