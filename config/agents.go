@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -157,11 +158,19 @@ func (l *loader) inlineModel(a *Agent, n *yaml.Node, ref string, models map[stri
 	return nil
 }
 
-// checkToolNames rejects two toolsets that give the model one tool name.
+// checkToolNames rejects two toolsets that give the model one tool name,
+// and a tool named as the ones deferred tools bring (search_tool, add_tool).
 func (l *loader) checkToolNames(a *Agent) {
 	owner := map[string]*Toolset{}
+	deferring := DeferringToolset(a)
 	for _, ts := range a.Toolsets {
 		for _, name := range ts.ToolNames() {
+			if deferring != nil && slices.Contains(DeferToolNames(), name) {
+				l.errs = append(l.errs, &Error{File: l.file, Pos: ts.Pos, Msg: fmt.Sprintf(
+					"agent %s: toolset %s gives the model a tool named %q, which the agent's deferred tools (defer: on line %d) bring: rename it with name:, or filter it out with tools:",
+					a.Name, ts.Type, name, deferring.Pos.Line)})
+				continue
+			}
 			if prev, ok := owner[name]; ok {
 				l.errs = append(l.errs, &Error{File: l.file, Pos: ts.Pos, Msg: fmt.Sprintf(
 					"agent %s: toolsets %s (line %d) and %s both give the model a tool named %q; rename one with name:",
@@ -171,4 +180,18 @@ func (l *loader) checkToolNames(a *Agent) {
 			owner[name] = ts
 		}
 	}
+}
+
+// DeferToolNames are the tools an agent with deferred tools gets besides
+// (cagent's): search_tool finds deferred tools, add_tool activates one.
+func DeferToolNames() []string { return []string{"search_tool", "add_tool"} }
+
+// DeferringToolset returns agent a's first toolset with defer:, or nil.
+func DeferringToolset(a *Agent) *Toolset {
+	for _, ts := range a.Toolsets {
+		if ts.HasDefer() {
+			return ts
+		}
+	}
+	return nil
 }

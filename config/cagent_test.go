@@ -409,8 +409,6 @@ func TestCagentUnsupported(t *testing.T) {
 		"lsp":                tool("{type: lsp, command: x}"),
 		"tasks":              tool("{type: tasks}"),
 		"toolset model":      tool("{type: shell, model: openai/y}"),
-		"toolset defer":      tool("{type: filesystem, defer: true}"),
-		"toolset toon":       tool("{type: mcp, command: x, toon: y}"),
 		"toolset config":     tool("{type: mcp, command: x, config: {}}"),
 		"toolset sandbox":    tool("{type: shell, sandbox: {}}"),
 		"toolset env_file":   tool("{type: shell, env_file: [x]}"),

@@ -72,6 +72,16 @@ type universe struct {
 func (l *loader) toolUniverse() *universe {
 	u := &universe{args: map[string][]string{}, known: map[string]bool{}}
 	for _, a := range l.cfg.Agents {
+		if DeferringToolset(a) != nil {
+			// search_tool{query} and add_tool{name}: rules may judge them.
+			for i, name := range DeferToolNames() {
+				if _, seen := u.known[name]; !seen {
+					u.names = append(u.names, name)
+					u.known[name] = true
+					u.args[name] = []string{[]string{"query", "name"}[i]}
+				}
+			}
+		}
 		for _, ts := range a.Toolsets {
 			if ts.Type == "mcp" {
 				u.mcp = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -76,9 +77,14 @@ type Runner struct {
 	Output *OutputFormat
 	// OnHandoff gives the agent a handoff goes on with; nil: no handoffs.
 	OnHandoff func(ctx context.Context, agent string) (Member, error)
+	// Deferral holds the agent's deferred tools (cagent's defer:): each
+	// is offered, right after add_tool, from the turn after the one that
+	// activated it. Tools holds its search_tool and add_tool.
+	Deferral *Deferral
 
-	byName  map[string]Tool
-	schemas map[string]*schema.Schema
+	byName   map[string]Tool
+	schemas  map[string]*schema.Schema
+	deferred map[string]bool // the names of Deferral's tools
 }
 
 // Run continues st until the agent finishes, a tool ends the run, or an error
@@ -112,7 +118,7 @@ func (r *Runner) Run(ctx context.Context, st *State) (Outcome, error) {
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, err
 		}
-		turn, err := r.Model.Turn(ctx, Request{System: r.System, Messages: st.Messages, Tools: r.specs(), Output: r.Output})
+		turn, err := r.Model.Turn(ctx, Request{System: r.System, Messages: st.Messages, Tools: r.specs(r.activated(st.Messages)), Output: r.Output})
 		if err != nil {
 			return Outcome{}, fmt.Errorf("model turn %d: %w", st.Iterations+1, err)
 		}
@@ -218,6 +224,22 @@ func PendingCalls(msgs []Message) []ToolCall {
 
 // runCalls runs calls in order; done is true when a tool ended the run.
 func (r *Runner) runCalls(ctx context.Context, st *State, calls []ToolCall) (Outcome, bool, error) {
+	if err := r.prepare(); err != nil {
+		return Outcome{}, false, err
+	}
+	// The calls are the last assistant turn's: the deferred tools it was
+	// offered are those activated before it.
+	var offered map[string]bool
+	if r.Deferral != nil {
+		turn := len(st.Messages)
+		for turn > 0 && st.Messages[turn-1].Role != RoleAssistant {
+			turn--
+		}
+		if turn > 0 {
+			turn--
+		}
+		offered = r.activated(st.Messages[:turn])
+	}
 	for i, call := range calls {
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, false, err
@@ -226,8 +248,12 @@ func (r *Runner) runCalls(ctx context.Context, st *State, calls []ToolCall) (Out
 		if len(args) == 0 || !json.Valid(args) {
 			args = json.RawMessage("{}") // the event's arguments field is always an object
 		}
-		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args, Server: r.server(call.Name), Agent: r.Agent, TaskID: r.TaskID}, "tool.call")
-		res, err := r.call(ctx, call)
+		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args, Server: r.server(call.Name, offered), Agent: r.Agent, TaskID: r.TaskID}, "tool.call")
+		if r.Deferral != nil && (call.Name == SearchToolName || call.Name == AddToolName) {
+			// What is active now, this turn's add_tool calls included.
+			r.Deferral.setActive(r.activated(st.Messages))
+		}
+		res, err := r.call(ctx, call, offered)
 		if err != nil {
 			return Outcome{}, false, err
 		}
@@ -283,6 +309,8 @@ type Member struct {
 	IDPrefix string
 	// Output is its structured_output (Runner.Output).
 	Output *OutputFormat
+	// Deferral holds its deferred tools (Runner.Deferral).
+	Deferral *Deferral
 }
 
 // Use makes the runner work as m from the next model turn on.
@@ -291,12 +319,13 @@ func (r *Runner) Use(m Member) {
 	if m.MaxIterations > 0 {
 		r.MaxIterations = m.MaxIterations
 	}
-	r.VerdictRequired, r.Output = m.VerdictRequired, m.Output
+	r.VerdictRequired, r.Output, r.Deferral = m.VerdictRequired, m.Output, m.Deferral
 	r.byName, r.schemas = nil, nil
 }
 
 // call runs one tool call; mistakes of the model become error results.
-func (r *Runner) call(ctx context.Context, call ToolCall) (Result, error) {
+// offered are the deferred tools the call's turn was offered.
+func (r *Runner) call(ctx context.Context, call ToolCall, offered map[string]bool) (Result, error) {
 	if err := r.prepare(); err != nil {
 		return Result{}, err
 	}
@@ -304,8 +333,8 @@ func (r *Runner) call(ctx context.Context, call ToolCall) (Result, error) {
 		ctx = prompt.WithAgent(ctx, prompt.From{Agent: r.Agent, TaskID: r.TaskID, Member: r.Member})
 	}
 	tool, ok := r.byName[call.Name]
-	if !ok {
-		return Result{IsError: true, Text: fmt.Sprintf("unknown tool %q; the tools available are: %s", call.Name, strings.Join(r.names(), ", "))}, nil
+	if !ok || (r.deferred[call.Name] && !offered[call.Name]) {
+		return Result{IsError: true, Text: fmt.Sprintf("unknown tool %q; the tools available are: %s", call.Name, strings.Join(r.names(offered), ", "))}, nil
 	}
 	args := call.Arguments
 	if len(strings.TrimSpace(string(args))) == 0 {
@@ -327,9 +356,13 @@ func (r *Runner) call(ctx context.Context, call ToolCall) (Result, error) {
 	return tool.Call(ctx, call)
 }
 
-// server is the MCP server of the tool name ("" for other tools): a tool
-// that has one says so with a Server method.
-func (r *Runner) server(name string) string {
+// server is the MCP server of the tool name ("" for other tools, and for
+// a deferred tool not offered): a tool that has one says so with a Server
+// method.
+func (r *Runner) server(name string, offered map[string]bool) string {
+	if r.deferred[name] && !offered[name] {
+		return ""
+	}
 	if s, ok := r.byName[name].(interface{ Server() string }); ok {
 		return s.Server()
 	}
@@ -352,8 +385,16 @@ func (r *Runner) prepare() error {
 	}
 	r.byName = map[string]Tool{}
 	r.schemas = map[string]*schema.Schema{}
-	for _, t := range r.Tools {
+	r.deferred = map[string]bool{}
+	for _, t := range r.Deferral.Deferred() {
+		r.deferred[t.Spec().Name] = true
+	}
+	for _, t := range append(slices.Clone(r.Tools), r.Deferral.Deferred()...) {
 		spec := t.Spec()
+		if _, twice := r.byName[spec.Name]; twice && r.deferred[spec.Name] {
+			r.byName = nil
+			return fmt.Errorf("tool %s is both deferred and not", spec.Name)
+		}
 		r.byName[spec.Name] = t
 		if len(spec.Parameters) == 0 {
 			continue
@@ -367,17 +408,39 @@ func (r *Runner) prepare() error {
 	return nil
 }
 
-func (r *Runner) specs() []ToolSpec {
-	specs := make([]ToolSpec, len(r.Tools))
-	for i, t := range r.Tools {
-		specs[i] = t.Spec()
+// specs are the tools the model is offered: the agent's, and after
+// add_tool the deferred ones it activated, in toolset order.
+func (r *Runner) specs(activated map[string]bool) []ToolSpec {
+	specs := make([]ToolSpec, 0, len(r.Tools))
+	for _, t := range r.Tools {
+		spec := t.Spec()
+		specs = append(specs, spec)
+		if spec.Name == AddToolName {
+			for _, d := range r.Deferral.Deferred() {
+				if activated[d.Spec().Name] {
+					specs = append(specs, d.Spec())
+				}
+			}
+		}
 	}
 	return specs
 }
 
-func (r *Runner) names() []string {
+// activated are the deferred tools the agent activated in msgs.
+func (r *Runner) activated(msgs []Message) map[string]bool {
+	if r.Deferral == nil {
+		return nil
+	}
+	return r.Deferral.Activated(msgs, r.Agent)
+}
+
+// names are the tools a turn offered with the deferred tools offered.
+func (r *Runner) names(offered map[string]bool) []string {
 	names := make([]string, 0, len(r.byName))
 	for n := range r.byName {
+		if r.deferred[n] && !offered[n] {
+			continue
+		}
 		names = append(names, n)
 	}
 	sort.Strings(names)

@@ -106,18 +106,24 @@ func (r *Run) modelFor(a *config.Agent, frame, first string) (exec.Model, sessio
 // what its tools hold.
 func (r *Run) member(ctx context.Context, a *config.Agent, m exec.Model, chain []string) (_ exec.Member, closeTools func(), _ error) {
 	deps := r.toolDeps(r.team.asker, chain)
-	system, err := SystemPrompt(a, r.now(), r.opts.WorkingDir, append(tools.Instructions(a, deps), teamPrompts(r.cfg, a)...))
+	list, deferral, closeTools, err := r.toolsOf(ctx, a, deps)
 	if err != nil {
 		return exec.Member{}, nil, err
 	}
-	list, closeTools, err := r.toolsOf(ctx, a, deps)
+	// The toolsets' guidance, then the deferred tools' once there are any.
+	guidance := tools.Instructions(a, deps)
+	if deferral != nil {
+		guidance = append(guidance, exec.DeferredInstructions)
+	}
+	system, err := SystemPrompt(a, r.now(), r.opts.WorkingDir, append(guidance, teamPrompts(r.cfg, a)...))
 	if err != nil {
+		closeTools()
 		return exec.Member{}, nil, err
 	}
 	return exec.Member{
 		Name: a.Name, Model: m, Tools: list, System: system, MaxIterations: a.MaxIterations,
 		VerdictRequired: tools.VerdictRequired(a), Member: a.Name != r.agent.Name,
-		Output: outputFormat(a),
+		Output: outputFormat(a), Deferral: deferral,
 	}, closeTools, nil
 }
 

@@ -153,10 +153,16 @@ func filter(ts *config.Toolset, list []exec.Tool) []exec.Tool {
 
 // Instructions are the guidance agent a's built-in toolsets add to the
 // system prompt, in toolset order (as cagent adds each toolset's
-// instructions after the agent's instruction).
+// instructions after the agent's instruction). A toolset whose tools are
+// all deferred (defer: true) adds none, as in cagent: the model has none of
+// its tools at first (the deferred tools' own section is
+// exec.DeferredInstructions).
 func Instructions(a *config.Agent, d Deps) []string {
 	var out []string
 	for _, ts := range a.Toolsets {
+		if ts.DeferAll {
+			continue
+		}
 		var text string
 		switch ts.Type {
 		case "filesystem":

@@ -54,7 +54,7 @@ func TestEveryTypeBuilds(t *testing.T) {
 				agent.SubAgents = []config.AgentRef{{Name: "helper"}}
 				deps.Team = &Team{}
 			}
-			list, err := Build(&config.Config{Path: filepath.Join(dir, "a.yaml")}, agent, deps)
+			list, _, err := Build(&config.Config{Path: filepath.Join(dir, "a.yaml")}, agent, deps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestEveryTypeBuilds(t *testing.T) {
 func TestFilterAndClose(t *testing.T) {
 	dir := t.TempDir()
 	ts := &config.Toolset{Type: "filesystem", Filter: []string{"write_file", "read_file"}}
-	list, err := Build(&config.Config{Path: "a.yaml"}, &config.Agent{Toolsets: []*config.Toolset{ts}}, Deps{WorkingDir: dir, Yolo: true})
+	list, _, err := Build(&config.Config{Path: "a.yaml"}, &config.Agent{Toolsets: []*config.Toolset{ts}}, Deps{WorkingDir: dir, Yolo: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestResumeRebuildsThinkAndTodo(t *testing.T) {
 		{Role: exec.RoleTool, ToolCallID: "2", ToolName: "create_todo", Text: `{"created":{"id":"todo_1","description":"a","status":"pending"},"all_todos":[{"id":"todo_1","description":"a","status":"pending"}]}`},
 	}
 	a := &config.Agent{Toolsets: []*config.Toolset{{Type: "think"}, {Type: "todo"}}}
-	list, err := Build(&config.Config{Path: "a.yaml"}, a, Deps{Resumed: msgs})
+	list, _, err := Build(&config.Config{Path: "a.yaml"}, a, Deps{Resumed: msgs})
 	if err != nil {
 		t.Fatal(err)
 	}
