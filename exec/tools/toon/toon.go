@@ -6,11 +6,15 @@
 // hitl keeps the JSON where the TOON text would not say the same thing, or
 // would cost more than the result itself: a text over MaxInput; a number
 // float64 cannot hold (gotoon prints 12345678901234567890 as
-// 12345678901234567000); an array inside an array holding objects or
-// arrays (gotoon v0.1.1 leaves those out); a TOON text longer than
-// MaxGrowth times the JSON plus Slack (deep nesting indents every line).
+// 12345678901234567000), or beyond 10^±MaxMagnitude (TOON writes every
+// digit); an array inside an array holding objects or arrays (gotoon
+// v0.1.1 leaves those out); a TOON text longer than MaxGrowth times the
+// JSON plus Slack (deep nesting indents every line).
 // These are checked before anything is encoded, so a hostile result costs
-// no more memory than its own decoding.
+// no more memory than its own decoding: at most some 60 times its length
+// (encoding/json's tree of it, and gotoon's copy), so about 16 MiB at
+// MaxInput. MCP results are cut at 100,000 characters (then not JSON) and
+// shell output at 30,000: MaxInput binds only fetch, api and remote tools.
 package toon
 
 import (
@@ -27,11 +31,14 @@ import (
 
 const (
 	// MaxInput is the longest result text re-encoded.
-	MaxInput = 1 << 20
+	MaxInput = 256 << 10
 	// MaxGrowth and Slack bound the TOON text: at most MaxGrowth times
 	// the JSON's length, plus Slack bytes.
 	MaxGrowth = 4
 	Slack     = 64 << 10
+	// MaxMagnitude bounds the numbers re-encoded: TOON writes every
+	// digit, so 1e300 would take 301 bytes; beyond 10^±21, the JSON stays.
+	MaxMagnitude = 21
 )
 
 // Matcher says which tools' results are re-encoded: cagent's toon: value,
@@ -153,6 +160,9 @@ func number(n json.Number) (float64, bool) {
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil || math.IsInf(f, 0) {
 		return 0, false // out of range: cagent's decoding fails too
+	}
+	if f != 0 && math.Abs(math.Log10(math.Abs(f))) > MaxMagnitude {
+		return 0, false // TOON spells it out: 1e300 is 301 digits
 	}
 	printed := formatted(f)
 	if printed == string(n) {
