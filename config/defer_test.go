@@ -12,12 +12,21 @@ func TestDeferAndToon(t *testing.T) {
 	agent := func(toolsets string) string {
 		return "agents:\n  root:\n    model: openai/x\n    toolsets:\n" + toolsets
 	}
+	mcps := "mcps:\n  gh:\n    command: gh-mcp\n    defer: [list_issues]\n    toon: list_\n"
 	tests := []struct {
 		name  string
 		src   string
 		err   string // "" for none
 		check func(t *testing.T, ts []*Toolset)
 	}{
+		{name: "from an mcps: definition", src: mcps + agent("      - {type: mcp, ref: gh}\n      - {type: mcp, ref: gh, name: other, defer: true, toon: get_}\n"), check: func(t *testing.T, ts []*Toolset) {
+			if !ts[0].Defers("list_issues") || ts[0].DeferPos[0] != (Pos{4, 13}) || !ts[0].Toon.Matches("list_issues") {
+				t.Errorf("the definition's: %+v", ts[0])
+			}
+			if !ts[1].DeferAll || ts[1].Toon.Matches("list_issues") || !ts[1].Toon.Matches("get_x") {
+				t.Errorf("the toolset's own win: %+v", ts[1])
+			}
+		}},
 		{name: "defer true", src: agent("      - {type: filesystem, defer: true}\n"), check: func(t *testing.T, ts []*Toolset) {
 			if !ts[0].DeferAll || !ts[0].Defers("write_file") || !ts[0].HasDefer() {
 				t.Errorf("%+v", ts[0])
