@@ -249,3 +249,17 @@ func TestCompile(t *testing.T) {
 		})
 	}
 }
+
+// FuzzConvert: any text is kept or converted, never a panic; converted, it
+// is what cagent gives the model.
+func FuzzConvert(f *testing.F) {
+	for _, s := range []string{`{"a":[{"x":1},{"x":2}]}`, `{"a":[[1],[{"b":2}]]}`, `{"n":1e21,"m":-0.5}`, `{"k\n":"v\t"}`, `[1]`, `{}`, "{\"a\":\"\\u00e9\\ud800\"}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		out, ok := Convert(text)
+		if ok && out != cagent(text) {
+			t.Fatalf("%q: %q, cagent gives %q", text, out, cagent(text))
+		}
+	})
+}
