@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/AlecAivazis/survey/v2 v2.3.7
 	github.com/Netflix/go-expect v0.0.0-20220104043353-73e0943537d2
+	github.com/alpkeskin/gotoon v0.1.1
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/blevesearch/snowballstem v0.9.0
 	github.com/creack/pty v1.1.24

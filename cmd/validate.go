@@ -76,6 +76,11 @@ func validateRun(opts *ValidateOptions) error {
 			if m := a.Model; m != nil && m.Auto != "" {
 				fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: model: auto is %s/%s (%s)\n", file, m.Pos.Line, m.Pos.Col, m.Provider, m.Model, m.Auto)
 			}
+			for _, ts := range a.Toolsets {
+				if ts.DeferAll && ts.Instruction != "" {
+					fmt.Fprintf(opts.IO.ErrOut, "%s:%d:%d: note: this %s toolset's instruction is not in the system prompt: with defer: true, none of its guidance is (as in cagent)\n", file, ts.Pos.Line, ts.Pos.Col, ts.Type)
+				}
+			}
 		}
 		skillNotes(opts.IO, file, cfg)
 	}

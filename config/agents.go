@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -232,15 +233,23 @@ func (l *loader) skills(n *yaml.Node) bool {
 }
 
 // checkToolNames rejects two toolsets that give the model one tool name,
-// and a toolset that gives read_skill to an agent with skills.
+// a toolset that gives read_skill to an agent with skills, and a tool
+// named as the ones deferred tools bring (search_tool, add_tool).
 func (l *loader) checkToolNames(a *Agent) {
 	owner := map[string]*Toolset{}
+	deferring := DeferringToolset(a)
 	for _, ts := range a.Toolsets {
 		for _, name := range ts.ToolNames() {
 			if a.Skills && name == "read_skill" {
 				l.errs = append(l.errs, &Error{File: l.file, Pos: ts.Pos, Msg: fmt.Sprintf(
 					"agent %s: toolset %s gives the model a tool named %q, as skills: (line %d) does; rename it (name:) or leave it out (tools:)",
 					a.Name, ts.Type, name, a.SkillsPos.Line)})
+				continue
+			}
+			if deferring != nil && slices.Contains(DeferToolNames(), name) {
+				l.errs = append(l.errs, &Error{File: l.file, Pos: ts.Pos, Msg: fmt.Sprintf(
+					"agent %s: toolset %s gives the model a tool named %q, which the agent's deferred tools (defer: on line %d) bring: rename it with name:, or filter it out with tools:",
+					a.Name, ts.Type, name, deferring.Pos.Line)})
 				continue
 			}
 			if prev, ok := owner[name]; ok {
@@ -252,4 +261,18 @@ func (l *loader) checkToolNames(a *Agent) {
 			owner[name] = ts
 		}
 	}
+}
+
+// DeferToolNames are the tools an agent with deferred tools gets besides
+// (cagent's): search_tool finds deferred tools, add_tool activates one.
+func DeferToolNames() []string { return []string{"search_tool", "add_tool"} }
+
+// DeferringToolset returns agent a's first toolset with defer:, or nil.
+func DeferringToolset(a *Agent) *Toolset {
+	for _, ts := range a.Toolsets {
+		if ts.HasDefer() {
+			return ts
+		}
+	}
+	return nil
 }

@@ -408,8 +408,6 @@ func TestCagentUnsupported(t *testing.T) {
 		"a2a":                tool("{type: a2a, url: x}"),
 		"lsp":                tool("{type: lsp, command: x}"),
 		"tasks":              tool("{type: tasks}"),
-		"toolset defer":      tool("{type: filesystem, defer: true}"),
-		"toolset toon":       tool("{type: mcp, command: x, toon: y}"),
 		"toolset sandbox":    tool("{type: shell, sandbox: {}}"),
 		"toolset env_file":   tool("{type: shell, env_file: [x]}"),
 		"toolset file_types": tool("{type: filesystem, file_types: [go]}"),

@@ -193,6 +193,13 @@ func mergeMCP(ts, def *Toolset) {
 	if ts.Timeout == 0 {
 		ts.Timeout = def.Timeout
 	}
+	if !ts.HasDefer() {
+		ts.DeferAll, ts.DeferTools, ts.DeferPos = def.DeferAll, def.DeferTools, def.DeferPos
+	}
+	if ts.Toon == nil {
+		// cagent leaves a definition's toon: unused; hitl uses it.
+		ts.Toon = def.Toon
+	}
 	if len(def.Env) > 0 {
 		env := map[string]string{}
 		for k, v := range def.Env {

@@ -78,6 +78,16 @@ func (l *loader) toolUniverse() *universe {
 			u.known["read_skill"] = true
 			u.args["read_skill"] = []string{"name"}
 		}
+		if DeferringToolset(a) != nil {
+			// search_tool{query} and add_tool{name}: rules may judge them.
+			for i, name := range DeferToolNames() {
+				if _, seen := u.known[name]; !seen {
+					u.names = append(u.names, name)
+					u.known[name] = true
+					u.args[name] = []string{[]string{"query", "name"}[i]}
+				}
+			}
+		}
 		for _, ts := range a.Toolsets {
 			if ts.Type == "mcp" {
 				u.mcp = true

@@ -1,10 +1,12 @@
 package config
 
 import (
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/hitl-dev/hitl/exec/tools/toon"
 	"gopkg.in/yaml.v3"
 )
 
@@ -84,7 +86,7 @@ var toolsetTypes = map[string]toolsetType{
 var (
 	unsupportedToolsets = []string{"a2a", "lsp", "transfer_task", "rag", "tasks", "user_prompt_v2", "handoff", "skills", "deferred"}
 	// cagent toolset keys hitl implements on no type.
-	unsupportedToolKeys = []string{"defer", "toon", "sandbox", "env_file", "file_types"}
+	unsupportedToolKeys = []string{"sandbox", "env_file", "file_types"}
 	remoteToolKeys      = []string{"name", "description", "parameters"}
 	postEditKeys        = []string{"path", "cmd"}
 	mcpRemoteKeys       = []string{"url", "transport_type", "headers"}
@@ -159,7 +161,8 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 			l.errorf(n, "an api toolset needs api_config: {name, endpoint, method, args}")
 		}
 	}()
-	known := append([]string{"type", "instruction", "model"}, tt.keys...)
+	// instruction, model, defer and toon are cagent's keys of every toolset.
+	known := append([]string{"type", "instruction", "model", "defer", "toon"}, tt.keys...)
 	var filterNode, refNode, remoteNode, versionNode, configNode *yaml.Node
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -184,6 +187,14 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 			if v.Kind == yaml.SequenceNode {
 				ts.pickNodes = v.Content
 			}
+		case "defer":
+			l.deferKey(ts, v)
+		case "toon":
+			m, err := toon.Compile(l.str(v))
+			if err != nil {
+				l.errorf(v, "toon: %v", err)
+			}
+			ts.Toon = m
 		case "api_config":
 			ts.API = l.apiConfig(v)
 		case "name":
@@ -278,7 +289,53 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 	if filterNode != nil && ts.Type != "mcp" {
 		l.checkFilter(ts, filterNode)
 	}
+	if ts.Type != "mcp" {
+		l.checkDefer(ts)
+	}
 	return ts
+}
+
+// deferKey reads defer: true (every tool of the toolset), false, or a list
+// of its tools' names.
+func (l *loader) deferKey(ts *Toolset, v *yaml.Node) {
+	switch {
+	case v.Kind == yaml.ScalarNode && v.Tag == "!!bool":
+		ts.DeferAll = l.boolean(v)
+	case v.Kind == yaml.SequenceNode:
+		ts.DeferTools = l.strings(v)
+		for _, item := range v.Content {
+			ts.DeferPos = append(ts.DeferPos, pos(item))
+		}
+	default:
+		l.errorf(v, "defer: expected true (all the toolset's tools), false, or a list of its tools' names, got %s", kindName(v))
+	}
+}
+
+// checkDefer checks the names of a toolset's defer: list against the tools
+// it gives the model (an mcp server's are checked when it answers).
+func (l *loader) checkDefer(ts *Toolset) {
+	names := ts.ToolNames()
+	list := strings.Join(names, ", ")
+	if list == "" {
+		list = "(none)"
+	}
+	for i, name := range ts.DeferTools {
+		if !contains(names, name) {
+			at := ts.DeferPos[i]
+			l.errs = append(l.errs, &Error{File: l.file, Pos: at, Msg: fmt.Sprintf(
+				"defer: %s toolset has no tool %q%s; the tools it gives the model: %s", ts.Type, name, didYouMean(name, names), list)})
+		}
+	}
+}
+
+// Defers reports whether the toolset's tool name is deferred (defer:).
+func (ts *Toolset) Defers(name string) bool {
+	return ts.DeferAll || contains(ts.DeferTools, name)
+}
+
+// HasDefer reports whether the toolset defers any of its tools.
+func (ts *Toolset) HasDefer() bool {
+	return ts.DeferAll || len(ts.DeferTools) > 0
 }
 
 // badToolsetKey reports a key the toolset's type does not take: a cagent

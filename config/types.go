@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"gopkg.in/yaml.v3"
 	"time"
+
+	"github.com/hitl-dev/hitl/exec/tools/toon"
 )
 
 // Config is one agent.yaml file.
@@ -202,6 +204,16 @@ type Toolset struct {
 	// Filter is tools: on a built-in or mcp toolset: only these of its
 	// tools are given to the model (nil: all).
 	Filter []string
+	// Toon (cagent's toon:, any toolset) matches the names of the tools
+	// whose JSON object results the model gets as TOON (nil: none).
+	Toon toon.Matcher
+	// DeferAll and DeferTools are cagent's defer: (any toolset): all its
+	// tools, or those named, are not offered to the model until it
+	// activates them with add_tool. DeferPos is where each of DeferTools
+	// is written.
+	DeferAll   bool
+	DeferTools []string
+	DeferPos   []Pos
 	// verdict
 	Required bool
 	// shell, mcp (stdio), script: extra environment, ${VAR} expanded.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -78,9 +79,14 @@ type Runner struct {
 	OnHandoff func(ctx context.Context, agent string) (Member, error)
 	// Hooks, when set, run around each tool call.
 	Hooks CallHooks
+	// Deferral holds the agent's deferred tools (cagent's defer:): each
+	// is offered, right after add_tool, from the turn after the one that
+	// activated it. Tools holds its search_tool and add_tool.
+	Deferral *Deferral
 
-	byName  map[string]Tool
-	schemas map[string]*schema.Schema
+	byName   map[string]Tool
+	schemas  map[string]*schema.Schema
+	deferred map[string]bool // the names of Deferral's tools
 }
 
 // Run continues st until the agent finishes, a tool ends the run, or an error
@@ -114,7 +120,7 @@ func (r *Runner) Run(ctx context.Context, st *State) (Outcome, error) {
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, err
 		}
-		turn, err := r.Model.Turn(ctx, Request{System: r.System, Messages: st.Messages, Tools: r.specs(), Output: r.Output})
+		turn, err := r.Model.Turn(ctx, Request{System: r.System, Messages: st.Messages, Tools: r.specs(r.activated(st.Messages)), Output: r.Output})
 		if err != nil {
 			return Outcome{}, fmt.Errorf("model turn %d: %w", st.Iterations+1, err)
 		}
@@ -226,20 +232,21 @@ func (r *Runner) Invoke(ctx context.Context, call ToolCall) (Result, error) {
 		return Result{}, err
 	}
 	call.ID = r.IDPrefix + call.ID
-	if _, ok := r.byName[call.Name]; !ok {
-		return Result{}, fmt.Errorf("the command calls %s, a tool agent %s does not have; its tools: %s", call.Name, r.Agent, strings.Join(r.names(), ", "))
+	offered := map[string]bool{} // before the first turn, no deferred tool is active
+	if _, ok := r.byName[call.Name]; !ok || r.deferred[call.Name] {
+		return Result{}, fmt.Errorf("the command calls %s, a tool agent %s does not have; its tools: %s", call.Name, r.Agent, strings.Join(r.names(offered), ", "))
 	}
 	var blocked *Result
 	if r.Hooks != nil {
 		call, blocked = r.Hooks.Before(r.withAgent(ctx), call)
 	}
-	r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Server: r.server(call.Name), Agent: r.Agent, TaskID: r.TaskID}, "tool.call")
+	r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Server: r.server(call.Name, offered), Agent: r.Agent, TaskID: r.TaskID}, "tool.call")
 	var res Result
 	if blocked != nil {
 		res = *blocked
 	} else {
 		var err error
-		if res, err = r.call(ctx, call); err != nil {
+		if res, err = r.call(ctx, call, offered); err != nil {
 			return Result{}, err
 		}
 		if r.Hooks != nil {
@@ -266,28 +273,49 @@ func (r *Runner) runCalls(ctx context.Context, st *State, calls []ToolCall) (Out
 	if err := r.prepare(); err != nil {
 		return Outcome{}, false, err
 	}
+	// The calls are the last assistant turn's: the deferred tools it was
+	// offered are those activated before it.
+	var offered map[string]bool
+	if r.Deferral != nil {
+		turn := len(st.Messages)
+		for turn > 0 && st.Messages[turn-1].Role != RoleAssistant {
+			turn--
+		}
+		if turn > 0 {
+			turn--
+		}
+		offered = r.activated(st.Messages[:turn])
+	}
 	for i, call := range calls {
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, false, err
 		}
+		// Hooks run for a call of a tool the turn was offered (a
+		// deferred tool not yet activated is not one).
+		_, known := r.byName[call.Name]
+		known = known && r.Hooks != nil && !(r.deferred[call.Name] && !offered[call.Name])
 		var blocked *Result
-		if _, known := r.byName[call.Name]; known && r.Hooks != nil && json.Valid(call.Arguments) {
+		if known && json.Valid(call.Arguments) {
 			call, blocked = r.Hooks.Before(r.withAgent(ctx), call)
 		}
 		args := call.Arguments
 		if len(args) == 0 || !json.Valid(args) {
 			args = json.RawMessage("{}") // the event's arguments field is always an object
 		}
-		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args, Server: r.server(call.Name), Agent: r.Agent, TaskID: r.TaskID}, "tool.call")
+		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args, Server: r.server(call.Name, offered), Agent: r.Agent, TaskID: r.TaskID}, "tool.call")
+		if r.Deferral != nil && (call.Name == SearchToolName || call.Name == AddToolName) {
+			// What is active now, this turn's add_tool calls included.
+			r.Deferral.setActive(r.activated(st.Messages))
+		}
 		var res Result
 		if blocked != nil {
 			res = *blocked
 		} else {
 			var err error
-			if res, err = r.call(ctx, call); err != nil {
+			if res, err = r.call(ctx, call, offered); err != nil {
 				return Outcome{}, false, err
 			}
-			if r.Hooks != nil && r.byName[call.Name] != nil {
+			if known {
 				r.Hooks.After(r.withAgent(ctx), call, res)
 			}
 		}
@@ -345,6 +373,8 @@ type Member struct {
 	Output *OutputFormat
 	// Hooks run around its tool calls (Runner.Hooks).
 	Hooks CallHooks
+	// Deferral holds its deferred tools (Runner.Deferral).
+	Deferral *Deferral
 }
 
 // Use makes the runner work as m from the next model turn on.
@@ -353,7 +383,7 @@ func (r *Runner) Use(m Member) {
 	if m.MaxIterations > 0 {
 		r.MaxIterations = m.MaxIterations
 	}
-	r.VerdictRequired, r.Output, r.Hooks = m.VerdictRequired, m.Output, m.Hooks
+	r.VerdictRequired, r.Output, r.Hooks, r.Deferral = m.VerdictRequired, m.Output, m.Hooks, m.Deferral
 	r.byName, r.schemas = nil, nil
 }
 
@@ -366,14 +396,15 @@ func (r *Runner) withAgent(ctx context.Context) context.Context {
 }
 
 // call runs one tool call; mistakes of the model become error results.
-func (r *Runner) call(ctx context.Context, call ToolCall) (Result, error) {
+// offered are the deferred tools the call's turn was offered.
+func (r *Runner) call(ctx context.Context, call ToolCall, offered map[string]bool) (Result, error) {
 	if err := r.prepare(); err != nil {
 		return Result{}, err
 	}
 	ctx = r.withAgent(ctx)
 	tool, ok := r.byName[call.Name]
-	if !ok {
-		return Result{IsError: true, Text: fmt.Sprintf("unknown tool %q; the tools available are: %s", call.Name, strings.Join(r.names(), ", "))}, nil
+	if !ok || (r.deferred[call.Name] && !offered[call.Name]) {
+		return Result{IsError: true, Text: fmt.Sprintf("unknown tool %q; the tools available are: %s", call.Name, strings.Join(r.names(offered), ", "))}, nil
 	}
 	args := call.Arguments
 	if len(strings.TrimSpace(string(args))) == 0 {
@@ -395,9 +426,13 @@ func (r *Runner) call(ctx context.Context, call ToolCall) (Result, error) {
 	return tool.Call(ctx, call)
 }
 
-// server is the MCP server of the tool name ("" for other tools): a tool
-// that has one says so with a Server method.
-func (r *Runner) server(name string) string {
+// server is the MCP server of the tool name ("" for other tools, and for
+// a deferred tool not offered): a tool that has one says so with a Server
+// method.
+func (r *Runner) server(name string, offered map[string]bool) string {
+	if r.deferred[name] && !offered[name] {
+		return ""
+	}
 	if s, ok := r.byName[name].(interface{ Server() string }); ok {
 		return s.Server()
 	}
@@ -420,8 +455,16 @@ func (r *Runner) prepare() error {
 	}
 	r.byName = map[string]Tool{}
 	r.schemas = map[string]*schema.Schema{}
-	for _, t := range r.Tools {
+	r.deferred = map[string]bool{}
+	for _, t := range r.Deferral.Deferred() {
+		r.deferred[t.Spec().Name] = true
+	}
+	for _, t := range append(slices.Clone(r.Tools), r.Deferral.Deferred()...) {
 		spec := t.Spec()
+		if _, twice := r.byName[spec.Name]; twice && r.deferred[spec.Name] {
+			r.byName = nil
+			return fmt.Errorf("tool %s is both deferred and not", spec.Name)
+		}
 		r.byName[spec.Name] = t
 		if len(spec.Parameters) == 0 {
 			continue
@@ -435,17 +478,39 @@ func (r *Runner) prepare() error {
 	return nil
 }
 
-func (r *Runner) specs() []ToolSpec {
-	specs := make([]ToolSpec, len(r.Tools))
-	for i, t := range r.Tools {
-		specs[i] = t.Spec()
+// specs are the tools the model is offered: the agent's, and after
+// add_tool the deferred ones it activated, in toolset order.
+func (r *Runner) specs(activated map[string]bool) []ToolSpec {
+	specs := make([]ToolSpec, 0, len(r.Tools))
+	for _, t := range r.Tools {
+		spec := t.Spec()
+		specs = append(specs, spec)
+		if spec.Name == AddToolName {
+			for _, d := range r.Deferral.Deferred() {
+				if activated[d.Spec().Name] {
+					specs = append(specs, d.Spec())
+				}
+			}
+		}
 	}
 	return specs
 }
 
-func (r *Runner) names() []string {
+// activated are the deferred tools the agent activated in msgs.
+func (r *Runner) activated(msgs []Message) map[string]bool {
+	if r.Deferral == nil {
+		return nil
+	}
+	return r.Deferral.Activated(msgs, r.Agent)
+}
+
+// names are the tools a turn offered with the deferred tools offered.
+func (r *Runner) names(offered map[string]bool) []string {
 	names := make([]string, 0, len(r.byName))
 	for n := range r.byName {
+		if r.deferred[n] && !offered[n] {
+			continue
+		}
 		names = append(names, n)
 	}
 	sort.Strings(names)

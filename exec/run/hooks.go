@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	osexec "os/exec"
 	"time"
 
 	"github.com/hitl-dev/hitl/config"
@@ -77,7 +76,7 @@ func (s hookStarter) RunHook(ctx context.Context, command string, stdin []byte) 
 	if out.Over || errOut.Over {
 		return nil, nil, -1, fmt.Errorf("it wrote more than %d bytes", hooks.MaxOutput)
 	}
-	var exit *osexec.ExitError
+	var exit interface{ ExitCode() int }
 	if errors.As(err, &exit) && exit.ExitCode() >= 0 {
 		return out.Bytes(), errOut.Bytes(), exit.ExitCode(), nil
 	}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -362,13 +363,14 @@ func (r *Run) asker(ctx context.Context) *prompt.Asker {
 	return a
 }
 
-// toolsOf starts agent a's MCP servers and builds its tools. closeTools
-// stops what they hold (the servers' process groups, the remote callback
-// server); a hard exit kills the servers.
-func (r *Run) toolsOf(ctx context.Context, a *config.Agent, deps tools.Deps) (list []exec.Tool, closeTools func(), err error) {
+// toolsOf starts agent a's MCP servers and builds its tools, and its
+// deferred ones (nil: none). closeTools stops what they hold (the servers'
+// process groups, the remote callback server); a hard exit kills the
+// servers.
+func (r *Run) toolsOf(ctx context.Context, a *config.Agent, deps tools.Deps) (list []exec.Tool, deferral *exec.Deferral, closeTools func(), err error) {
 	servers, err := tools.StartMCP(ctx, r.cfg, a, deps)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	unregister := onHardExit(ctx, servers.Kill)
 	stopServers := func() {
@@ -378,16 +380,17 @@ func (r *Run) toolsOf(ctx context.Context, a *config.Agent, deps tools.Deps) (li
 		}
 	}
 	deps.MCP = servers
-	list, err = tools.Build(r.cfg, a, deps)
+	list, deferral, err = tools.Build(r.cfg, a, deps)
 	if err != nil {
 		stopServers()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	for _, w := range tools.RuleWarnings(r.cfg, a, list) {
+	all := append(slices.Clone(list), deferral.Deferred()...)
+	for _, w := range tools.RuleWarnings(r.cfg, a, all) {
 		r.notice("warning: %s", w)
 	}
-	return list, func() {
-		tools.Close(list)
+	return list, deferral, func() {
+		tools.Close(all)
 		stopServers()
 	}, nil
 }

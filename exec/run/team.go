@@ -120,16 +120,22 @@ func (r *Run) member(ctx context.Context, a *config.Agent, m exec.Model, statefu
 	if sw, ok := stateful.(*model.Switch); ok {
 		deps.ToolModels = sw.Tools
 	}
-	extra := append(tools.Instructions(a, deps), teamPrompts(r.cfg, a)...)
+	list, deferral, closeTools, err := r.toolsOf(ctx, a, deps)
+	if err != nil {
+		return exec.Member{}, nil, err
+	}
+	// The toolsets' guidance, then the deferred tools' once there are any.
+	guidance := tools.Instructions(a, deps)
+	if deferral != nil {
+		guidance = append(guidance, exec.DeferredInstructions)
+	}
+	extra := append(guidance, teamPrompts(r.cfg, a)...)
 	if r.startContext != "" && len(chain) == 1 {
 		extra = append(extra, r.startContext)
 	}
 	system, err := SystemPrompt(a, r.now(), r.opts.WorkingDir, extra)
 	if err != nil {
-		return exec.Member{}, nil, err
-	}
-	list, closeTools, err := r.toolsOf(ctx, a, deps)
-	if err != nil {
+		closeTools()
 		return exec.Member{}, nil, err
 	}
 	var callHooks exec.CallHooks
@@ -140,7 +146,7 @@ func (r *Run) member(ctx context.Context, a *config.Agent, m exec.Model, statefu
 		Hooks: callHooks,
 		Name:  a.Name, Model: m, Tools: list, System: system, MaxIterations: a.MaxIterations,
 		VerdictRequired: tools.VerdictRequired(a), Member: a.Name != r.agent.Name,
-		Output: outputFormat(a),
+		Output: outputFormat(a), Deferral: deferral,
 	}, closeTools, nil
 }
 

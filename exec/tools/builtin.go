@@ -158,9 +158,15 @@ func filter(ts *config.Toolset, list []exec.Tool) []exec.Tool {
 // system prompt, in toolset order (as cagent adds each toolset's
 // instructions after the agent's instruction), then the list of the skills
 // the run found when a has skills: (cagent adds its skills toolset last).
+// A toolset whose tools are all deferred (defer: true) adds none, as in
+// cagent: the model has none of its tools at first (the deferred tools'
+// own section is exec.DeferredInstructions).
 func Instructions(a *config.Agent, d Deps) []string {
 	var out []string
 	for _, ts := range a.Toolsets {
+		if ts.DeferAll {
+			continue
+		}
 		var text string
 		switch ts.Type {
 		case "filesystem":

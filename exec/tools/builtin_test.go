@@ -62,7 +62,7 @@ func TestEveryTypeBuilds(t *testing.T) {
 				agent.SubAgents = []config.AgentRef{{Name: "helper"}}
 				deps.Team = &Team{}
 			}
-			list, err := Build(&config.Config{Path: filepath.Join(dir, "a.yaml")}, agent, deps)
+			list, _, err := Build(&config.Config{Path: filepath.Join(dir, "a.yaml")}, agent, deps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestEveryTypeBuilds(t *testing.T) {
 func TestFilterAndClose(t *testing.T) {
 	dir := t.TempDir()
 	ts := &config.Toolset{Type: "filesystem", Filter: []string{"write_file", "read_file"}}
-	list, err := Build(&config.Config{Path: "a.yaml"}, &config.Agent{Toolsets: []*config.Toolset{ts}}, Deps{WorkingDir: dir, Yolo: true})
+	list, _, err := Build(&config.Config{Path: "a.yaml"}, &config.Agent{Toolsets: []*config.Toolset{ts}}, Deps{WorkingDir: dir, Yolo: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestResumeRebuildsThinkAndTodo(t *testing.T) {
 		{Role: exec.RoleTool, ToolCallID: "2", ToolName: "create_todo", Text: `{"created":{"id":"todo_1","description":"a","status":"pending"},"all_todos":[{"id":"todo_1","description":"a","status":"pending"}]}`},
 	}
 	a := &config.Agent{Toolsets: []*config.Toolset{{Type: "think"}, {Type: "todo"}}}
-	list, err := Build(&config.Config{Path: "a.yaml"}, a, Deps{Resumed: msgs})
+	list, _, err := Build(&config.Config{Path: "a.yaml"}, a, Deps{Resumed: msgs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestSkills(t *testing.T) {
 		{"none found", with, &skills.Set{}, []string{"think"}, 1},
 		{"not asked for", without, found, []string{"think"}, 1},
 	} {
-		list, err := Build(cfg, tt.a, Deps{Skills: tt.set})
+		list, _, err := Build(cfg, tt.a, Deps{Skills: tt.set})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,21 +193,21 @@ func TestSkills(t *testing.T) {
 			t.Errorf("%s: instructions %q", tt.name, ins)
 		}
 	}
-	list, err := Build(cfg, with, Deps{Skills: found})
+	list, _, err := Build(cfg, with, Deps{Skills: found})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res := call(t, list[1], `{"name":"a"}`); res.IsError || !strings.HasSuffix(res.Text, "A.\n") {
 		t.Errorf("read_skill: %+v", res)
 	}
-	list, err = Build(cfg, with, Deps{Skills: found, Permissions: config.Permissions{Deny: []string{"read_skill"}}})
+	list, _, err = Build(cfg, with, Deps{Skills: found, Permissions: config.Permissions{Deny: []string{"read_skill"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res := call(t, list[1], `{"name":"a"}`); !res.IsError {
 		t.Errorf("denied read_skill ran: %+v", res)
 	}
-	list, err = Build(cfg, with, Deps{Skills: found, Permissions: config.Permissions{Deny: []string{"read_skill:name=b*"}}})
+	list, _, err = Build(cfg, with, Deps{Skills: found, Permissions: config.Permissions{Deny: []string{"read_skill:name=b*"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestSkills(t *testing.T) {
 	// A tool of a toolset named read_skill (an MCP server's, known only
 	// at run time) clashes.
 	clash := &config.Agent{Name: "root", Skills: true, SkillsPos: config.Pos{Line: 4, Col: 5}, Toolsets: []*config.Toolset{{Type: "user_prompt", Name: "read_skill"}}}
-	if _, err := Build(cfg, clash, Deps{Skills: found}); err == nil || !strings.Contains(err.Error(), `a.yaml:4:5: agent root: skills: gives the model a tool named "read_skill"`) {
+	if _, _, err := Build(cfg, clash, Deps{Skills: found}); err == nil || !strings.Contains(err.Error(), `a.yaml:4:5: agent root: skills: gives the model a tool named "read_skill"`) {
 		t.Errorf("clash: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/sandbox"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -78,7 +79,42 @@ func StartMCP(ctx context.Context, cfg *config.Config, a *config.Agent, d Deps) 
 		s.Close()
 		return nil, err
 	}
+	if err := s.checkDefer(cfg, a); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// checkDefer checks each mcp toolset's defer: list against the tools its
+// server gives the model (after its tools: filter), as tools: is checked.
+func (s *MCPServers) checkDefer(cfg *config.Config, a *config.Agent) error {
+	for _, ts := range a.Toolsets {
+		c := s.byToolset[ts]
+		if c == nil || len(ts.DeferTools) == 0 {
+			continue
+		}
+		var names []string
+		for _, t := range c.Tools() {
+			names = append(names, t.Spec().Name)
+		}
+		for i, name := range ts.DeferTools {
+			if slices.Contains(names, name) {
+				continue
+			}
+			at := ts.Pos
+			if i < len(ts.DeferPos) {
+				at = ts.DeferPos[i]
+			}
+			list := strings.Join(names, ", ")
+			if list == "" {
+				list = "(none)"
+			}
+			return fmt.Errorf("%s:%d:%d: toolset mcp: defer: the server %s gives the model no tool %q; its tools: %s",
+				cfg.Path, at.Line, at.Col, ts.Server, name, list)
+		}
+	}
+	return nil
 }
 
 func startServer(ctx context.Context, ts *config.Toolset, d Deps) (c *mcp.Client, remove func(), err error) {
@@ -169,6 +205,11 @@ func (s *MCPServers) checkNames(cfg *config.Config, a *config.Agent) error {
 		}
 		for _, n := range ts.ToolNames() {
 			owner[n] = describe(ts)
+		}
+	}
+	if d := config.DeferringToolset(a); d != nil {
+		for _, n := range config.DeferToolNames() {
+			owner[n] = fmt.Sprintf("the deferred tools (defer: on line %d)", d.Pos.Line)
 		}
 	}
 	for _, ts := range a.Toolsets {

@@ -132,17 +132,21 @@ type Team struct {
 	Tasks  []team.Task
 }
 
-// Build returns the tools of agent a, in toolset order.
+// Build returns the tools of agent a, in toolset order, and its deferred
+// tools (cagent's defer:; nil when it has none): those are held by the
+// Deferral, whose search_tool and add_tool follow the toolsets' tools.
 //
 // Tools other than shell that an ask or deny rule of the permissions names
 // are wrapped: denied calls become error results, asked ones need a
-// person's approval. Shell applies the permissions itself.
-func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
+// person's approval. Shell applies the permissions itself. A deferred tool
+// is wrapped as it would be offered. The tools a toolset's toon: names give
+// their JSON object results as TOON, whatever their approvals said.
+func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, *exec.Deferral, error) {
 	checker, err := permissions.New(d.Permissions.Allow, d.Permissions.Ask, d.Permissions.Deny)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+		return nil, nil, fmt.Errorf("%s: %w", cfg.Path, err)
 	}
-	var out []exec.Tool
+	var out, deferred []exec.Tool
 	var callbacks *remote.Server // shared by the remote toolsets of the run
 	session := &sessionApprovals{onAdd: d.OnToolApproval}
 	for _, k := range d.ToolApprovals {
@@ -157,25 +161,37 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 		}
 		tools, err := build(cfg, a, ts, d, checker, callbacks)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d:%d: toolset %s: %w", cfg.Path, ts.Pos.Line, ts.Pos.Col, ts.Type, err)
+			return nil, nil, fmt.Errorf("%s:%d:%d: toolset %s: %w", cfg.Path, ts.Pos.Line, ts.Pos.Col, ts.Type, err)
 		}
 		for _, t := range tools {
+			name := t.Spec().Name
 			if ts.Model != nil && d.ToolModels != nil {
-				d.ToolModels[t.Spec().Name] = ts.ModelRef
+				d.ToolModels[name] = ts.ModelRef
 			}
 			if ts.Type != "shell" && gates(checker, t) {
-				t = &gated{Tool: t, name: t.Spec().Name, checker: checker, asker: askerOf(d), yolo: d.Yolo, session: session}
+				t = &gated{Tool: t, name: name, checker: checker, asker: askerOf(d), yolo: d.Yolo, session: session}
 			}
-			out = append(out, t)
+			if ts.Toon.Matches(name) {
+				tt := &tooned{Tool: t}
+				if d.Secrets != nil {
+					tt.mask = d.Secrets.Mask
+				}
+				t = tt
+			}
+			if ts.Defers(name) {
+				deferred = append(deferred, t)
+			} else {
+				out = append(out, t)
+			}
 		}
 	}
 	for _, r := range a.RAG {
 		if d.RAG == nil {
-			return nil, fmt.Errorf("%s:%d:%d: agent %s: rag %s: this run cannot index documents", cfg.Path, a.Pos.Line, a.Pos.Col, a.Name, r.Name)
+			return nil, nil, fmt.Errorf("%s:%d:%d: agent %s: rag %s: this run cannot index documents", cfg.Path, a.Pos.Line, a.Pos.Col, a.Name, r.Name)
 		}
 		t, err := d.RAG(r)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d:%d: %w", cfg.Path, r.Pos.Line, r.Pos.Col, err)
+			return nil, nil, fmt.Errorf("%s:%d:%d: %w", cfg.Path, r.Pos.Line, r.Pos.Col, err)
 		}
 		if gates(checker, t) {
 			t = &gated{Tool: t, name: t.Spec().Name, checker: checker, asker: askerOf(d), yolo: d.Yolo, session: session}
@@ -186,7 +202,7 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 		// After the toolsets' tools, as cagent adds its skills toolset.
 		for _, o := range out {
 			if o.Spec().Name == skills.Name {
-				return nil, fmt.Errorf("%s:%d:%d: agent %s: skills: gives the model a tool named %q, and a toolset gives one too; leave that one out with the toolset's tools:",
+				return nil, nil, fmt.Errorf("%s:%d:%d: agent %s: skills: gives the model a tool named %q, and a toolset gives one too; leave that one out with the toolset's tools:",
 					cfg.Path, a.SkillsPos.Line, a.SkillsPos.Col, a.Name, skills.Name)
 			}
 		}
@@ -195,17 +211,19 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, error) {
 		}
 		out = append(out, t)
 	}
+	deferral := exec.NewDeferral(deferred)
 	team, err := teamTools(a, d)
 	if err != nil {
-		return nil, fmt.Errorf("%s:%d:%d: agent %s: %w", cfg.Path, a.Pos.Line, a.Pos.Col, a.Name, err)
+		return nil, nil, fmt.Errorf("%s:%d:%d: agent %s: %w", cfg.Path, a.Pos.Line, a.Pos.Col, a.Name, err)
 	}
-	for _, t := range team {
+	// search_tool and add_tool after the toolsets' tools (cagent's place).
+	for _, t := range append(deferral.Tools(), team...) {
 		if gates(checker, t) {
 			t = &gated{Tool: t, name: t.Spec().Name, checker: checker, asker: askerOf(d), yolo: d.Yolo, session: session}
 		}
 		out = append(out, t)
 	}
-	return out, nil
+	return out, deferral, nil
 }
 
 // skillsTool is read_skill for an agent with skills: when the run found
@@ -361,14 +379,22 @@ func buildRemote(ts *config.Toolset, d Deps, callbacks *remote.Server) ([]exec.T
 func Close(list []exec.Tool) error {
 	var errs []error
 	for _, t := range list {
-		if g, ok := t.(*gated); ok {
-			t = g.Tool
-		}
-		if c, ok := t.(io.Closer); ok {
+		if c, ok := unwrap(t).(io.Closer); ok {
 			errs = append(errs, c.Close())
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// unwrap is the tool inside the run's wrappers (toon, the gate).
+func unwrap(t exec.Tool) exec.Tool {
+	if x, ok := t.(*tooned); ok {
+		t = x.Tool
+	}
+	if g, ok := t.(*gated); ok {
+		t = g.Tool
+	}
+	return t
 }
 
 // VerdictRequired reports whether agent a has a verdict toolset with

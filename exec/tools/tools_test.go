@@ -18,7 +18,7 @@ func TestCloseRemote(t *testing.T) {
 		Type: "remote", URL: "http://127.0.0.1:1/invoke",
 		Tools: []config.RemoteTool{{Name: "write_file"}, {Name: "other"}},
 	}}}
-	list, err := Build(cfg, a, Deps{RunID: "r", Permissions: config.Permissions{Ask: []string{"write_file"}}})
+	list, _, err := Build(cfg, a, Deps{RunID: "r", Permissions: config.Permissions{Ask: []string{"write_file"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

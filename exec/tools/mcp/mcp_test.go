@@ -149,7 +149,7 @@ func TestToolsAndApproval(t *testing.T) {
 				t.Errorf("%s is not exec.Acting", tl.Spec().Name)
 			}
 		}
-		want := "authorize_first choose_env configure crash delete_item echo login open_link provision read_status signin slow two_step"
+		want := "authorize_first choose_env configure crash delete_item echo login open_link provision raw read_status signin slow two_step"
 		if got := strings.Join(names, " "); got != want {
 			t.Errorf("tools = %s, want %s", got, want)
 		}

@@ -146,6 +146,20 @@ func NewServer(opts Options) *mcp.Server {
 	})
 
 	addTool(s, opts, &mcp.Tool{
+		Name:        "raw",
+		Description: "Return the text given, as it is; an error result when error is true.",
+		InputSchema: obj(`"text":{"type":"string"},"error":{"type":"boolean"}`, "text"),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct {
+			Text  string
+			Error bool
+		}
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		return &mcp.CallToolResult{IsError: in.Error, Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil
+	})
+
+	addTool(s, opts, &mcp.Tool{
 		Name:        "slow",
 		Description: "Sleep for ms milliseconds.",
 		InputSchema: obj(`"ms":{"type":"integer"}`, "ms"),
