@@ -3,11 +3,13 @@ package rag
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -17,7 +19,7 @@ import (
 const (
 	MaxFileBytes = 4 << 20
 	MaxFiles     = 20000
-	MaxBytes     = 256 << 20
+	MaxBytes     = 64 << 20
 )
 
 // doc is one document: its path and text.
@@ -93,15 +95,7 @@ func collect(paths []string, skip func(string)) ([]doc, error) {
 	var out []doc
 	total := 0
 	for _, p := range files {
-		fi, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		if fi.Size() > MaxFileBytes {
-			skip(fmt.Sprintf("%s: %d bytes, more than %d", p, fi.Size(), MaxFileBytes))
-			continue
-		}
-		data, err := os.ReadFile(p)
+		data, err := readDoc(p)
 		if err != nil {
 			skip(fmt.Sprintf("%s: %v", p, err))
 			continue
@@ -115,4 +109,33 @@ func collect(paths []string, skip func(string)) ([]doc, error) {
 		out = append(out, doc{path: p, text: string(data)})
 	}
 	return out, nil
+}
+
+// readDoc reads a regular file of at most MaxFileBytes. It is opened
+// without blocking and checked once open: a FIFO or device put in its
+// place is refused, never read (a read could wait forever).
+func readDoc(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	if fi.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%d bytes, more than %d", fi.Size(), MaxFileBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("more than %d bytes", MaxFileBytes)
+	}
+	return data, nil
 }
