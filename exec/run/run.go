@@ -111,6 +111,8 @@ type Run struct {
 	team *members
 	// hooks are the agents' hooks (hookRun), nil before or without any.
 	hooks *hooks.Run
+	// notifying counts the on_user_input hooks running.
+	notifying sync.WaitGroup
 	// rag are the rag entries' indexes.
 	rag ragIndexes
 	// startContext is what session_start hooks added: the starting
@@ -271,7 +273,8 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	if runErr == nil {
 		outcome, runErr = runner.Run(ctx, r.state)
 	}
-	r.team.closeAll() // background agents end with the run
+	r.team.closeAll()  // background agents end with the run
+	r.notifying.Wait() // on_user_input hooks (each bounded by its timeout)
 	if runErr != nil && ctx.Err() != nil {
 		if cause := context.Cause(ctx); cause != nil {
 			runErr = cause
@@ -355,8 +358,13 @@ func (r *Run) asker(ctx context.Context) *prompt.Asker {
 	a.Sources = append(a.Sources, r.approvers(ctx)...)
 	if h := r.hookRun(); h != nil {
 		a.BeforeWait = func(q prompt.Question) {
+			// A notification: the question is not held up while it runs.
 			if ag := r.cfg.Agent(q.Agent); ag != nil {
-				r.plainHooks(ctx, ag, config.HookOnUserInput, hooks.Input{})
+				r.notifying.Add(1)
+				go func() {
+					defer r.notifying.Done()
+					r.plainHooks(ctx, ag, config.HookOnUserInput, hooks.Input{})
+				}()
 			}
 		}
 	}
