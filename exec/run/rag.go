@@ -1,11 +1,13 @@
 package run
 
 import (
+	"path/filepath"
 	"sync"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/model"
+	"github.com/hitl-dev/hitl/exec/session"
 	"github.com/hitl-dev/hitl/exec/tools/rag"
 )
 
@@ -29,6 +31,7 @@ func (r *Run) ragTool(c *config.RAG) (exec.Tool, error) {
 		Embedder: func(m *config.Model) (rag.Embedder, error) { return model.NewEmbedder(m, mo) },
 		Chat:     func(m *config.Model) (exec.Model, error) { return model.New(m, mo) },
 		Notice:   func(msg string) { r.notice("%s", msg) },
+		Deny:     r.stateDirs(),
 	})
 	if err != nil {
 		return nil, err
@@ -38,4 +41,18 @@ func (r *Run) ragTool(c *config.RAG) (exec.Tool, error) {
 	}
 	r.rag.tools[c] = t
 	return t, nil
+}
+
+// stateDirs are hitl's own directories (the session key, the journals):
+// nothing of them is read as a document.
+func (r *Run) stateDirs() []string {
+	dir, err := session.DefaultDir(r.getenv)
+	if err != nil {
+		return nil
+	}
+	state := filepath.Dir(dir)
+	if real, err := filepath.EvalSymlinks(state); err == nil {
+		state = real
+	}
+	return []string{state}
 }

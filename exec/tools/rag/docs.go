@@ -32,7 +32,7 @@ type doc struct {
 // under them, .git skipped) and globs (** included); a path that names
 // nothing adds nothing, as in cagent. Binary files (a NUL byte) and files
 // over MaxFileBytes are skipped, each said through skip.
-func collect(paths []string, skip func(string)) ([]doc, error) {
+func collect(paths []string, deny []string, skip func(string)) ([]doc, error) {
 	seen := map[string]bool{}
 	var files []string
 	add := func(p string) error {
@@ -95,7 +95,7 @@ func collect(paths []string, skip func(string)) ([]doc, error) {
 	var out []doc
 	total := 0
 	for _, p := range files {
-		data, err := readDoc(p)
+		data, err := readDoc(p, deny)
 		if err != nil {
 			skip(fmt.Sprintf("%s: %v", p, err))
 			continue
@@ -111,11 +111,22 @@ func collect(paths []string, skip func(string)) ([]doc, error) {
 	return out, nil
 }
 
-// readDoc reads a regular file of at most MaxFileBytes. It is opened
+// readDoc reads a regular file of at most MaxFileBytes, never one under
+// /proc, /sys, /dev or deny (hitl's state: its session key), wherever a
+// symlink points. It is opened
 // without blocking and checked once open: a FIFO or device put in its
 // place is refused, never read (a read could wait forever).
-func readDoc(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+func readDoc(p string, deny []string) ([]byte, error) {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range append([]string{"/proc", "/sys", "/dev"}, deny...) {
+		if real == d || strings.HasPrefix(real, d+string(filepath.Separator)) {
+			return nil, fmt.Errorf("%s is not a document hitl reads (the system's or hitl's own files)", real)
+		}
+	}
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,8 @@ type Options struct {
 	Chat     func(*config.Model) (exec.Model, error)
 	// Notice tells the person of progress and of skipped files.
 	Notice func(string)
+	// Deny are directories no document is read from (hitl's state).
+	Deny []string
 }
 
 type strategy struct {
@@ -69,7 +71,7 @@ func New(ctx context.Context, r *config.RAG, o Options) (*Tool, error) {
 	}
 	t := &Tool{rag: r, notice: o.Notice}
 	for _, s := range r.Strategies {
-		docs, err := collect(s.Docs, func(msg string) { o.Notice(fmt.Sprintf("rag %s: skipped %s", r.Name, msg)) })
+		docs, err := collect(s.Docs, o.Deny, func(msg string) { o.Notice(fmt.Sprintf("rag %s: skipped %s", r.Name, msg)) })
 		if err != nil {
 			return nil, fmt.Errorf("rag %s: %w", r.Name, err)
 		}

@@ -122,14 +122,27 @@ func TestCollectSkips(t *testing.T) {
 		t.Fatal(err)
 	}
 	var skipped []string
-	docs, err := collect([]string{dir, "/dev/zero", filepath.Join(dir, "missing"), filepath.Join(dir, "*.md")}, func(s string) { skipped = append(skipped, s) })
+	state := t.TempDir()
+	if err := os.WriteFile(filepath.Join(state, "session.key"), []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(state, "session.key"), filepath.Join(dir, "key.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/proc/self/environ", filepath.Join(dir, "env.md")); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := collect([]string{dir, "/dev/zero", "/proc/self/environ", filepath.Join(dir, "missing"), filepath.Join(dir, "*.md")}, []string{state}, func(s string) { skipped = append(skipped, s) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(docs) != 1 || filepath.Base(docs[0].path) != "a.md" {
 		t.Errorf("docs %+v", docs)
 	}
-	if len(skipped) != 1 || !strings.Contains(skipped[0], "pipe.md: not a regular file") {
-		t.Errorf("skipped %q", skipped)
+	joined := strings.Join(skipped, "\n")
+	for _, want := range []string{"pipe.md: not a regular file", "environ is not a document", "session.key is not a document"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("skipped %q, want %q among them", skipped, want)
+		}
 	}
 }
