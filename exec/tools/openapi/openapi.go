@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -91,14 +92,26 @@ func Load(ctx context.Context, spec string, o Options) ([]exec.Tool, error) {
 
 func read(ctx context.Context, client *http.Client, spec string, headers map[string]string) ([]byte, error) {
 	if !strings.HasPrefix(spec, "http://") && !strings.HasPrefix(spec, "https://") {
-		fi, err := os.Stat(spec)
+		real, err := filepath.EvalSymlinks(spec)
 		if err != nil {
 			return nil, err
+		}
+		for _, d := range []string{"/proc/", "/sys/", "/dev/"} {
+			if strings.HasPrefix(real, d) {
+				return nil, fmt.Errorf("%s is a system file, not an OpenAPI document", real)
+			}
+		}
+		fi, err := os.Stat(real)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("not a regular file")
 		}
 		if fi.Size() > MaxSpec {
 			return nil, fmt.Errorf("%d bytes, more than %d", fi.Size(), MaxSpec)
 		}
-		return os.ReadFile(spec)
+		return os.ReadFile(real)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, spec, nil)
 	if err != nil {
