@@ -73,6 +73,10 @@ type Question struct {
 	// Dir is the directory an approved command runs in (a shell
 	// approval): an answers-file entry binds it (DESIGN §5).
 	Dir string `json:"-"`
+	// PersonOnly: what an allow rule may not approve (a call that hands
+	// over a secret, a program no sandbox confines) a program of the agent
+	// file (a permission_request hook) may not approve either.
+	PersonOnly bool `json:"-"`
 	// ModelDefault: the model wrote the default (a user_prompt schema's
 	// default): it never answers the question (DESIGN §1.12, §5), though a
 	// terminal still shows it to a person.

@@ -122,7 +122,8 @@ func (r *Run) Permission() prompt.Answerer { return permission{r} }
 type permission struct{ r *Run }
 
 func (p permission) Answer(q prompt.Question) (prompt.Answer, bool, error) {
-	if q.Consent != prompt.ConsentApproval {
+	if q.Consent != prompt.ConsentApproval || q.PersonOnly {
+		// What no allow rule approves, no program of the file does.
 		return prompt.Answer{}, false, nil
 	}
 	a := p.r.Agents[q.Agent]

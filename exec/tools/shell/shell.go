@@ -226,6 +226,7 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 	q := prompt.ApprovalQuestion(fmt.Sprintf("Run this command?\n\n%s\n\nin %s", line, dir), true)
 	q.Subject, q.Dir = line, dir
 	q.CallID, q.Tool, q.Hint = call.ID, Name, reason
+	q.PersonOnly = !t.opts.Sandbox.AllowRulesApply()
 	ap, err := prompt.AskApproval(ctx, t.opts.Asker, q, "command")
 	if err != nil {
 		return refused(exec.Result{}), err
