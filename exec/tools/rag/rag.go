@@ -21,6 +21,13 @@ var errNoTerms = errors.New("query contains no valid terms")
 // MaxResults is the most results one search gives (cagent's cap).
 const MaxResults = 10
 
+// Bounds on an index: chunks of one strategy, and numbers of its vectors
+// (chunks × vector_dimensions: 32 M float64s, 256 MiB).
+const (
+	MaxChunks  = 100000
+	MaxNumbers = 32 << 20
+)
+
 // Options are what building an index needs.
 type Options struct {
 	// Embedder makes an embedding model's API; Chat a chat model.
@@ -80,6 +87,12 @@ func New(ctx context.Context, r *config.RAG, o Options) (*Tool, error) {
 			for i, c := range split(d.text, s.ChunkSize, s.ChunkOverlap, s.WordBoundaries) {
 				chunks = append(chunks, chunk{path: d.path, index: i, text: c})
 			}
+		}
+		if len(chunks) > MaxChunks {
+			return nil, fmt.Errorf("rag %s: %s: %d chunks, more than %d: raise chunking.size or name fewer docs", r.Name, s.Type, len(chunks), MaxChunks)
+		}
+		if s.Type != "bm25" && len(chunks)*s.Dims > MaxNumbers {
+			return nil, fmt.Errorf("rag %s: %s: %d chunks of %d dimensions are more than %d numbers to keep: raise chunking.size or name fewer docs", r.Name, s.Type, len(chunks), s.Dims, MaxNumbers)
 		}
 		st := strategy{typ: s.Type, limit: s.Limit, threshold: s.Threshold}
 		switch s.Type {

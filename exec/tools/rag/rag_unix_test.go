@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"context"
 	"errors"
 	"math"
 	"os"
@@ -144,5 +145,22 @@ func TestCollectSkips(t *testing.T) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("skipped %q, want %q among them", skipped, want)
 		}
+	}
+}
+
+// An index past its bounds is an error before anything is embedded.
+func TestIndexBounded(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte(strings.Repeat("word ", 60000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.RAG{Name: "docs", Strategies: []*config.RAGStrategy{{Type: "bm25", Docs: []string{dir}, ChunkSize: 2, ChunkOverlap: 0, Limit: 5}}}
+	if _, err := New(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "more than 100000: raise chunking.size") {
+		t.Errorf("error %v", err)
+	}
+	cfg.Strategies[0] = &config.RAGStrategy{Type: "chunked-embeddings", Docs: []string{dir}, ChunkSize: 10, Dims: 4096, Limit: 5}
+	embedder := func(*config.Model) (Embedder, error) { return nil, nil }
+	if _, err := New(context.Background(), cfg, Options{Embedder: embedder}); err == nil || !strings.Contains(err.Error(), "numbers to keep") {
+		t.Errorf("error %v", err)
 	}
 }
