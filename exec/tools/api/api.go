@@ -180,17 +180,32 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 	if r.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := t.client.Do(req)
+	return Send(ctx, t.client, req, t.mask)
+}
+
+// Send sends req with client (one that follows no redirect) and makes its
+// response a result: the body cut at MaxBytes, a redirect reported and not
+// followed (the approved URL is the one requested), a 4xx or 5xx an error
+// result; mask (nil: none) hides secret answers in the text. Only the end
+// of ctx is an error.
+func Send(ctx context.Context, client *http.Client, req *http.Request, mask func(string) string) (exec.Result, error) {
+	masked := func(s string) string {
+		if mask == nil {
+			return s
+		}
+		return mask(s)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exec.Result{}, ctx.Err()
 		}
-		return exec.Result{IsError: true, Text: t.masked(fmt.Sprintf("request failed: %v", err))}, nil
+		return exec.Result{IsError: true, Text: masked(fmt.Sprintf("request failed: %v", err))}, nil
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBytes+1))
 	if err != nil {
-		return exec.Result{IsError: true, Text: t.masked(fmt.Sprintf("reading the response: %v", err))}, nil
+		return exec.Result{IsError: true, Text: masked(fmt.Sprintf("reading the response: %v", err))}, nil
 	}
 	text := string(data)
 	if len(data) > MaxBytes {
@@ -198,16 +213,9 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 	}
 	switch {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return exec.Result{IsError: true, Text: t.masked(fmt.Sprintf("HTTP %d: redirected to %s, not followed (the approved URL is the one requested)", resp.StatusCode, resp.Header.Get("Location")))}, nil
+		return exec.Result{IsError: true, Text: masked(fmt.Sprintf("HTTP %d: redirected to %s, not followed (the approved URL is the one requested)", resp.StatusCode, resp.Header.Get("Location")))}, nil
 	case resp.StatusCode >= 400:
-		return exec.Result{IsError: true, Text: t.masked(fmt.Sprintf("HTTP %d: %s", resp.StatusCode, text))}, nil
+		return exec.Result{IsError: true, Text: masked(fmt.Sprintf("HTTP %d: %s", resp.StatusCode, text))}, nil
 	}
-	return exec.Result{Text: t.masked(text)}, nil
-}
-
-func (t *Tool) masked(s string) string {
-	if t.mask == nil {
-		return s
-	}
-	return t.mask(s)
+	return exec.Result{Text: masked(text)}, nil
 }

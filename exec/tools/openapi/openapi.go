@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,19 +17,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/tools/api"
 )
 
-// Limits: the document, one call's response.
-const (
-	MaxSpec  = 10 << 20
-	MaxBytes = 1 << 20
-	Timeout  = 30 * time.Second
-)
+// MaxSpec bounds the document; a call is bounded as an api call is
+// (api.Timeout, api.MaxBytes).
+const MaxSpec = 10 << 20
 
 // Options are how the toolset reaches the API.
 type Options struct {
@@ -50,7 +46,7 @@ func Load(ctx context.Context, spec string, o Options) ([]exec.Tool, error) {
 	if o.Transport == nil {
 		o.Transport = http.DefaultTransport
 	}
-	client := &http.Client{Timeout: Timeout, Transport: o.Transport,
+	client := &http.Client{Timeout: api.Timeout, Transport: o.Transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	data, err := read(ctx, client, spec, o.Headers)
 	if err != nil {
@@ -360,34 +356,5 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 	for k, v := range t.opts.Headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := t.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return exec.Result{}, ctx.Err()
-		}
-		return exec.Result{IsError: true, Text: t.mask(fmt.Sprintf("request failed: %v", err))}, nil
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBytes+1))
-	if err != nil && !errors.Is(err, io.EOF) {
-		return exec.Result{IsError: true, Text: t.mask(fmt.Sprintf("reading the response: %v", err))}, nil
-	}
-	text := string(data)
-	if len(data) > MaxBytes {
-		text = "[WARNING: Response truncated at 1MB limit]\n" + string(data[:MaxBytes])
-	}
-	switch {
-	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return exec.Result{IsError: true, Text: t.mask(fmt.Sprintf("HTTP %d: redirected to %s, not followed (the approved URL is the one requested)", resp.StatusCode, resp.Header.Get("Location")))}, nil
-	case resp.StatusCode >= 400:
-		return exec.Result{IsError: true, Text: t.mask(fmt.Sprintf("HTTP %d: %s", resp.StatusCode, text))}, nil
-	}
-	return exec.Result{Text: t.mask(text)}, nil
-}
-
-func (t *Tool) mask(s string) string {
-	if t.opts.Mask == nil {
-		return s
-	}
-	return t.opts.Mask(s)
+	return api.Send(ctx, t.client, req, t.opts.Mask)
 }
