@@ -48,15 +48,7 @@ type Model struct {
 
 // New returns the model c describes. name labels errors ("openai", "ollama").
 func New(name string, c provider.Config) *Model {
-	opts := []option.RequestOption{
-		option.WithBaseURL(c.BaseURL),
-		option.WithHTTPClient(c.HTTPClient),
-		option.WithMaxRetries(c.Retries()),
-		option.WithMaxRetryDelay(c.RetryDelayCap()),
-	}
-	if c.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(c.APIKey))
-	}
+	opts := requestOptions(c)
 	m := &Model{cfg: c, name: name, reasoning: IsReasoningModel(c.Model.Model)}
 	opts = append(opts, option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 		m.attempts.Add(1)
@@ -359,6 +351,12 @@ type Embedder struct {
 
 // NewEmbedder returns the embeddings API c describes.
 func NewEmbedder(c provider.Config) *Embedder {
+	return &Embedder{cfg: c, svc: oa.NewEmbeddingService(requestOptions(c)...)}
+}
+
+// requestOptions are how every request reaches c's server: its URL, HTTP
+// client, retries and key (none sent when none is set).
+func requestOptions(c provider.Config) []option.RequestOption {
 	opts := []option.RequestOption{
 		option.WithBaseURL(c.BaseURL),
 		option.WithHTTPClient(c.HTTPClient),
@@ -368,7 +366,7 @@ func NewEmbedder(c provider.Config) *Embedder {
 	if c.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(c.APIKey))
 	}
-	return &Embedder{cfg: c, svc: oa.NewEmbeddingService(opts...)}
+	return opts
 }
 
 // Embed returns the vectors of texts, in order (dims > 0 asks for that
