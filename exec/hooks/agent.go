@@ -30,6 +30,8 @@ type Run struct {
 	// Notice tells the person (stderr, an event) what a hook said or how
 	// it failed.
 	Notice func(string)
+	// Ctx is the run's: a signal ends a permission_request hook's wait.
+	Ctx context.Context
 
 	args sync.Map // call id → the arguments that call runs with
 }
@@ -142,7 +144,11 @@ func (p permission) Answer(q prompt.Question) (prompt.Answer, bool, error) {
 	if subject == "" {
 		subject = q.Message
 	}
-	res := p.r.Runner.Run(context.Background(), list, Input{Event: config.HookPermissionRequest, ToolName: q.Tool, ToolUseID: q.CallID, ToolInput: args, Agent: a.Name, Message: subject})
+	ctx := p.r.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	res := p.r.Runner.Run(ctx, list, Input{Event: config.HookPermissionRequest, ToolName: q.Tool, ToolUseID: q.CallID, ToolInput: args, Agent: a.Name, Message: subject})
 	p.r.notice(res)
 	who := fmt.Sprintf("permission_request hook (%s)", a.Name)
 	switch {

@@ -241,18 +241,25 @@ func tail(stderr []byte) string {
 }
 
 // Capped is a writer keeping at most MaxOutput bytes; Over says more came.
+// The buffer is a named field: a promoted ReadFrom would let io.Copy
+// bypass Write and its bound.
 type Capped struct {
-	bytes.Buffer
+	buf  bytes.Buffer
 	Over bool
 }
 
+// Bytes is what was kept.
+func (c *Capped) Bytes() []byte { return c.buf.Bytes() }
+
 func (c *Capped) Write(p []byte) (int, error) {
-	if room := MaxOutput - c.Len(); len(p) > room {
+	if room := MaxOutput - c.buf.Len(); len(p) > room {
 		c.Over = true
 		if room > 0 {
-			c.Buffer.Write(p[:room])
+			c.buf.Write(p[:room])
 		}
-		return len(p), nil
+		return 0, errOverflow
 	}
-	return c.Buffer.Write(p)
+	return c.buf.Write(p)
 }
+
+var errOverflow = errors.New("output over the bound")

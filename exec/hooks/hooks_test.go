@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/hitl-dev/hitl/config"
@@ -85,3 +86,16 @@ func TestRunCombines(t *testing.T) {
 		t.Errorf("notices %q", res.Notices)
 	}
 }
+
+// io.Copy (what os/exec uses) goes through Write: the bound holds.
+func TestCappedBoundsCopy(t *testing.T) {
+	var c Capped
+	_, err := io.Copy(&c, io.LimitReader(zeros{}, 4*MaxOutput))
+	if err == nil || !c.Over || len(c.Bytes()) != MaxOutput {
+		t.Errorf("err %v, over %v, kept %d", err, c.Over, len(c.Bytes()))
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { return len(p), nil }

@@ -184,6 +184,21 @@ func KeyVars(cfg *config.Config) []string {
 	}
 	for _, a := range cfg.Agents {
 		add(a.Model)
+		for _, ts := range a.Toolsets {
+			add(ts.Model) // a toolset's model:
+			for _, m := range ts.Models {
+				add(m) // a model_picker's models:
+			}
+		}
+		for _, r := range a.RAG {
+			for _, st := range r.Strategies {
+				add(st.EmbeddingModel)
+				add(st.ChatModel)
+			}
+			if r.Results.Rerank != nil {
+				add(r.Results.Rerank.Model)
+			}
+		}
 	}
 	return names
 }

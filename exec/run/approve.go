@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/user"
@@ -126,10 +127,15 @@ type capped struct {
 func (c *capped) Write(p []byte) (int, error) {
 	if c.Len()+len(p) > c.max {
 		c.over = true
-		p = p[:max(0, c.max-c.Len())]
+		c.Buffer.Write(p[:max(0, c.max-c.Len())])
+		return 0, io.ErrShortWrite // the copy stops; the program's next write fails
 	}
-	c.Buffer.Write(p)
-	return len(p), nil
+	return c.Buffer.Write(p)
+}
+
+// ReadFrom goes through Write: bytes.Buffer's would take all there is.
+func (c *capped) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(struct{ io.Writer }{c}, r)
 }
 
 // receipts is the run's receipt writer: each consent answer recorded,

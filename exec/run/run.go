@@ -235,7 +235,15 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	}
 	r.startContext = r.plainHooks(ctx, active, config.HookSessionStart, hooks.Input{Source: source})
 	defer func() {
-		r.plainHooks(context.WithoutCancel(ctx), active, config.HookSessionEnd, hooks.Input{Reason: string(Status(r.exitCode(err), err))})
+		// After a signal the session_end hooks get a short grace, not
+		// their whole timeout: a runner's SIGTERM is followed by SIGKILL.
+		endCtx := context.WithoutCancel(ctx)
+		if ctx.Err() != nil {
+			var cancel context.CancelFunc
+			endCtx, cancel = context.WithTimeout(endCtx, 2*time.Second)
+			defer cancel()
+		}
+		r.plainHooks(endCtx, active, config.HookSessionEnd, hooks.Input{Reason: string(Status(r.exitCode(err), err))})
 	}()
 	mem, closeTools, err := r.member(ctx, active, m, stateful, []string{active.Name})
 	if err == nil {
@@ -357,6 +365,7 @@ func (r *Run) asker(ctx context.Context) *prompt.Asker {
 	a.Sources = append(a.Sources, r.hookSources()...)
 	a.Sources = append(a.Sources, r.approvers(ctx)...)
 	if h := r.hookRun(); h != nil {
+		h.Ctx = ctx
 		a.BeforeWait = func(q prompt.Question) {
 			// A notification: the question is not held up while it runs.
 			if ag := r.cfg.Agent(q.Agent); ag != nil {

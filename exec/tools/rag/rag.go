@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
@@ -49,7 +48,11 @@ type strategy struct {
 
 // Tool searches one rag entry.
 type Tool struct {
-	rag        *config.RAG
+	rag *config.RAG
+	// full is each document's text as indexed (return_full_content): a
+	// search never reads a file again, so a file swapped since (a symlink
+	// to a secret, a FIFO) is never read.
+	full       map[string]string
 	strategies []strategy
 	rerank     exec.Model
 	notice     func(string)
@@ -76,7 +79,7 @@ func New(ctx context.Context, r *config.RAG, o Options) (*Tool, error) {
 	if o.Notice == nil {
 		o.Notice = func(string) {}
 	}
-	t := &Tool{rag: r, notice: o.Notice}
+	t := &Tool{rag: r, notice: o.Notice, full: map[string]string{}}
 	for _, s := range r.Strategies {
 		docs, err := collect(s.Docs, o.Deny, func(msg string) { o.Notice(fmt.Sprintf("rag %s: skipped %s", r.Name, msg)) })
 		if err != nil {
@@ -84,6 +87,9 @@ func New(ctx context.Context, r *config.RAG, o Options) (*Tool, error) {
 		}
 		var chunks []chunk
 		for _, d := range docs {
+			if r.Results.FullContent {
+				t.full[d.path] = d.text
+			}
 			for i, c := range split(d.text, s.ChunkSize, s.ChunkOverlap, s.WordBoundaries) {
 				chunks = append(chunks, chunk{path: d.path, index: i, text: c})
 			}
@@ -181,8 +187,8 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 	for _, h := range hits {
 		content := h.text
 		if t.rag.Results.FullContent {
-			if data, err := os.ReadFile(h.path); err == nil && len(data) <= MaxFileBytes {
-				content, h.index = string(data), 0
+			if text, ok := t.full[h.path]; ok {
+				content, h.index = text, 0
 			}
 		}
 		if t.rag.Results.Deduplicate {
