@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var permissionKeys = []string{"allow", "ask", "deny", "sandbox"}
+var permissionKeys = []string{"allow", "ask", "deny", "sandbox", "network", "deny_read"}
 
 // SandboxModes are the values of permissions.sandbox (DESIGN §12): where
 // the commands of a run are confined (exec/sandbox reads them).
@@ -19,7 +19,7 @@ var SandboxModes = []string{"auto", "bwrap", "landlock", "off"}
 // (DESIGN §7): a rule that names no tool, or an argument its tool does not
 // take, is an error, so a typo in a deny rule never silently denies nothing.
 func (l *loader) permissions(n *yaml.Node) {
-	if !l.want(n, yaml.MappingNode, "a mapping with allow, ask, deny, sandbox") {
+	if !l.want(n, yaml.MappingNode, "a mapping with allow, ask, deny, sandbox, network, deny_read") {
 		return
 	}
 	p := &l.cfg.Permissions
@@ -34,6 +34,10 @@ func (l *loader) permissions(n *yaml.Node) {
 			p.SandboxPos = Pos{Line: v.Line, Col: v.Column}
 			return
 		}
+		if key == "deny_read" {
+			p.DenyRead = l.denyRead(v)
+			return
+		}
 		list := l.strings(v)
 		for i, text := range list {
 			r, err := rule.Parse(text)
@@ -43,6 +47,10 @@ func (l *loader) permissions(n *yaml.Node) {
 			}
 			if msg := u.check(r); msg != "" {
 				l.errorf(v.Content[i], "permissions.%s: rule %q %s", key, text, msg)
+				continue
+			}
+			if key == "network" && !networkRule(r) {
+				l.errorf(v.Content[i], "permissions.network: rule %q: a network rule gives shell commands run unasked the network, so it names them by their command: shell:cmd=GLOB (e.g. shell:cmd=git fetch*)", text)
 			}
 		}
 		switch key {
@@ -52,6 +60,8 @@ func (l *loader) permissions(n *yaml.Node) {
 			p.Ask = list
 		case "deny":
 			p.Deny = list
+		case "network":
+			p.Network = list
 		}
 	})
 }
@@ -199,4 +209,55 @@ func dedupe(list []string) []string {
 		}
 	}
 	return out
+}
+
+// networkRule says whether r can grant the network: it names the shell
+// tool (no glob) and its cmd.
+func networkRule(r rule.Rule) bool {
+	if !strings.EqualFold(r.ToolGlob, "shell") {
+		return false
+	}
+	for _, a := range r.Args {
+		if a.Name == "cmd" {
+			return true
+		}
+	}
+	return false
+}
+
+// denyRead reads permissions.deny_read: paths a command nobody saw cannot
+// read (DESIGN §15), absolute, ~/ for the home, or relative to the agent
+// file's directory. Anything else (a URL, a glob, a word that is empty)
+// is an error where it is written.
+func (l *loader) denyRead(n *yaml.Node) []string {
+	if !l.want(n, yaml.SequenceNode, "a list of paths") {
+		return nil
+	}
+	var out []string
+	for _, item := range n.Content {
+		text := l.str(item)
+		if why := notAPath(text); why != "" {
+			l.errorf(item, "permissions.deny_read: %q is not a path: %s; expected an absolute path, ~/PATH or a path relative to the agent file", text, why)
+			continue
+		}
+		out = append(out, text)
+	}
+	return out
+}
+
+// notAPath says why text cannot name a path to hide, or "".
+func notAPath(text string) string {
+	switch {
+	case strings.TrimSpace(text) == "":
+		return "it is empty"
+	case strings.ContainsAny(text, "\x00\n\r"):
+		return "it holds a control character"
+	case strings.Contains(text, "://"):
+		return "it is a URL"
+	case strings.ContainsAny(text, "*?["):
+		return "globs are not supported (name the directory instead)"
+	case strings.HasPrefix(text, "~") && text != "~" && !strings.HasPrefix(text, "~/"):
+		return "only the own home (~/) can be named"
+	}
+	return ""
 }

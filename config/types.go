@@ -300,6 +300,12 @@ type RemoteTool struct {
 // Permissions gate tool calls: deny wins over ask over allow.
 type Permissions struct {
 	Allow, Ask, Deny []string
+	// Network are the rules (shell:cmd=GLOB) whose commands run unasked
+	// keep the network (DESIGN §15).
+	Network []string
+	// DenyRead are the paths (as written: absolute, ~/..., or relative to
+	// the agent file) a command nobody saw cannot read.
+	DenyRead []string
 	// Sandbox is permissions.sandbox: "" (auto), or one of SandboxModes.
 	Sandbox    string
 	SandboxPos Pos

@@ -85,6 +85,9 @@ func ParseRule(text string) (Rule, error) {
 // Checker applies an agent file's permissions.
 type Checker struct {
 	allow, ask, deny []Rule
+	// network are permissions.network: the commands run unasked that
+	// keep the network.
+	network []Rule
 }
 
 // New parses the rules; an error names the list and the bad rule.
@@ -105,6 +108,19 @@ func New(allow, ask, deny []string) (*Checker, error) {
 		}
 	}
 	return c, nil
+}
+
+// WithNetwork adds permissions.network's rules; an error names the bad
+// one.
+func (c *Checker) WithNetwork(texts []string) error {
+	for i, t := range texts {
+		r, err := ParseRule(t)
+		if err != nil {
+			return fmt.Errorf("permissions.network[%d]: %w", i, err)
+		}
+		c.network = append(c.network, r)
+	}
+	return nil
 }
 
 // Gates reports whether an ask or deny rule can apply to tool: such a tool

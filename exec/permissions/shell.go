@@ -181,6 +181,22 @@ func (c *Checker) Recheck(tool string, argv []string, args map[string]any) error
 	return fmt.Errorf("%q matches no allow rule", cmd.Text)
 }
 
+// Network says whether a command run unasked (argv, with the call's
+// arguments args) keeps the network: a permissions.network rule with a cmd
+// matches it as an allow rule would.
+func (c *Checker) Network(tool string, argv []string, args map[string]any) bool {
+	if c == nil || len(argv) == 0 {
+		return false
+	}
+	cmd := Command{Text: strings.Join(argv, " "), Words: argv}
+	for _, r := range c.network {
+		if r.hasArgs() && r.tool.MatchString(tool) && r.matchArgs(args, cmd.matchAllow, true) {
+			return true
+		}
+	}
+	return false
+}
+
 // secretRef reports whether s names a secret variable.
 func secretRef(s string) bool {
 	return strings.Contains(strings.ToUpper(s), "HITL_SECRET_")

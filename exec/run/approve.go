@@ -79,7 +79,7 @@ func (s approverStarter) RunApprover(ctx context.Context, argv []string, stdin [
 	errOut := &capped{max: maxApproverStderr}
 	c := s.r.sandbox.Command(ctx, sandbox.Spec{
 		Path: argv[0], Args: argv[1:], Dir: s.r.cwd(), Env: s.r.approverEnv(),
-		Stdin: bytes.NewReader(stdin), Stdout: out, Stderr: errOut, Access: sandbox.Seen,
+		Stdin: bytes.NewReader(stdin), Stdout: out, Stderr: errOut, Class: sandbox.ClassApprover,
 	})
 	err := c.Run()
 	if out.over {

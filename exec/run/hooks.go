@@ -70,7 +70,7 @@ func (s hookStarter) RunHook(ctx context.Context, command string, stdin []byte) 
 	var out, errOut hooks.Capped
 	c := s.r.sandbox.Command(ctx, sandbox.Spec{
 		Path: "/bin/sh", Args: []string{"-c", command}, Dir: s.r.cwd(), Env: s.r.approverEnv(),
-		Stdin: bytes.NewReader(stdin), Stdout: &out, Stderr: &errOut, Access: sandbox.Seen, Grace: time.Second,
+		Stdin: bytes.NewReader(stdin), Stdout: &out, Stderr: &errOut, Class: sandbox.ClassHook, Grace: time.Second,
 	})
 	err := c.Run()
 	if out.Over || errOut.Over {

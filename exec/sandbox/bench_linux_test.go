@@ -17,12 +17,12 @@ func BenchmarkStart(b *testing.B) {
 		}
 	})
 	for _, mode := range []Mode{Off, Bwrap, Landlock} {
-		for _, access := range []Access{Seen, Unseen} {
-			if mode == Off && access == Unseen {
+		for _, access := range []Class{ClassApproved, ClassAuto} {
+			if mode == Off && access == ClassAuto {
 				continue
 			}
 			name := string(mode) + "/seen"
-			if access == Unseen {
+			if access == ClassAuto {
 				name = string(mode) + "/unseen"
 			}
 			b.Run(name, func(b *testing.B) {
@@ -32,7 +32,7 @@ func BenchmarkStart(b *testing.B) {
 				}
 				dir := b.TempDir()
 				for b.Loop() {
-					c := sb.Command(context.Background(), Spec{Path: "/bin/true", Dir: dir, Access: access, TempDir: dir})
+					c := sb.Command(context.Background(), Spec{Path: "/bin/true", Dir: dir, Class: access, Writable: []string{dir}, TempDir: dir})
 					if err := c.Run(); err != nil {
 						b.Fatal(err)
 					}

@@ -3,10 +3,13 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -42,47 +45,105 @@ func firstLine(s string) string {
 	return strings.TrimPrefix(s, "bwrap: ")
 }
 
-// bwrapArgs is bwrap's command line for prog: a fresh PID namespace with
-// its own /proc, a new session, a minimal /dev (no host terminal), an
-// empty tmpfs over the state dir; an Unseen child sees the whole file
-// system read-only but its working dir and temp dir.
-func (s *Sandbox) bwrapArgs(prog string, argv []string, spec Spec) []string {
+// mount is one of bwrap's mount operations on path.
+type mount struct {
+	path string
+	args []string
+}
+
+// bwrapArgs is bwrap's command line for prog (DESIGN §15): a fresh PID
+// namespace with its own /proc, a new session, a minimal /dev (no host
+// terminal), /proc/sys and /sys read-only, an empty read-only tmpfs over
+// the state dir and every directory above it a mount point (a mount point
+// cannot be renamed away). A ClassAuto child sees the file system
+// read-only but the run's working directories and its temp dir, its
+// credential stores empty, and no network unless granted. The mounts are
+// made shallowest first, so no mount covers one made for a path beneath
+// it. Under MechLayered bwrap starts the Landlock helper from hitl's own
+// executable (fd 3), which confines prog further inside.
+func (s *Sandbox) bwrapArgs(prog string, argv []string, v view) []string {
+	p := v.policy()
 	args := []string{"bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--cap-drop", "ALL"}
-	if spec.Access == Seen && os.Geteuid() == 0 {
+	if !v.Network {
+		args = append(args, "--unshare-net")
+	}
+	if p.writeAll && os.Geteuid() == 0 {
 		for _, c := range capNames(seenCaps) {
 			args = append(args, "--cap-add", c)
 		}
 	}
-	if spec.Access == Unseen {
-		args = append(args, "--ro-bind", "/", "/")
+	var mounts []mount
+	add := func(path string, a ...string) { mounts = append(mounts, mount{path, a}) }
+	if p.writeAll {
+		add("/", "--bind", "/", "/")
 	} else {
-		args = append(args, "--bind", "/", "/")
+		add("/", "--ro-bind", "/", "/")
 	}
-	args = append(args, "--dev", "/dev", "--proc", "/proc")
-	// The kernel's own settings are read-only: root, even without
-	// capabilities, could otherwise set kernel.core_pattern or a uevent
-	// helper to a program the kernel runs outside the sandbox.
-	args = append(args, "--ro-bind", "/sys", "/sys", "--ro-bind", "/proc/sys", "/proc/sys",
-		"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger")
-	if spec.Access == Unseen {
-		for _, d := range []string{spec.Dir, spec.TempDir} {
-			if d != "" {
-				args = append(args, "--bind", d, d)
+	// The state dir's parents: mount points, read-only to a child that
+	// may not write there anyway; added before the working directories,
+	// so that one of them that is also a parent (the home) stays
+	// writable.
+	if v.StateDir != "" {
+		for _, a := range ancestors(v.StateDir) {
+			if p.writeAll {
+				add(a, "--bind", a, a)
+			} else {
+				add(a, "--ro-bind", a, a)
 			}
 		}
 	}
-	if s.stateDir != "" {
-		args = append(args, "--tmpfs", s.stateDir, "--remount-ro", s.stateDir)
+	for _, d := range v.Writable {
+		add(d, "--bind", d, d)
 	}
-	if spec.Dir != "" {
-		args = append(args, "--chdir", spec.Dir)
+	for _, h := range v.Hidden {
+		fi, err := os.Lstat(h)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			add(h, "--tmpfs", h, "--remount-ro", h)
+		case fi.Mode().IsRegular():
+			add(h, "--ro-bind", "/dev/null", h)
+		}
 	}
-	for _, kv := range loaderEnv(spec.Env) {
+	add("/dev", "--dev", "/dev")
+	add("/proc", "--proc", "/proc")
+	// The kernel's own settings are read-only: root, even without
+	// capabilities, could otherwise set kernel.core_pattern or a uevent
+	// helper to a program the kernel runs outside the sandbox.
+	add("/proc/sys", "--ro-bind", "/proc/sys", "/proc/sys")
+	add("/proc/sysrq-trigger", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger")
+	add("/sys", "--ro-bind", "/sys", "/sys")
+	if v.StateDir != "" {
+		add(v.StateDir, "--tmpfs", v.StateDir, "--remount-ro", v.StateDir)
+	}
+	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].path) < depth(mounts[j].path) })
+	for _, m := range mounts {
+		args = append(args, m.args...)
+	}
+	if v.Dir != "" {
+		args = append(args, "--chdir", v.Dir)
+	}
+	if s.Mechanism() == MechLayered {
+		// The helper sets the loader's variables once confined.
+		v.InBwrap = true
+		data, _ := json.Marshal(v)
+		args = append(args, "--", "/proc/self/fd/3", helperArg, string(data), prog)
+		return append(args, argv...)
+	}
+	for _, kv := range v.LoaderEnv {
 		name, value, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", name, value)
 	}
 	args = append(args, "--", prog)
 	return append(args, argv[1:]...)
+}
+
+// depth is how many names path has ("/" none).
+func depth(path string) int {
+	if path == "/" {
+		return 0
+	}
+	return strings.Count(filepath.Clean(path), "/")
 }
 
 // wrap is the program and arguments that start prog (argv) under the
@@ -93,14 +154,14 @@ func (s *Sandbox) bwrapArgs(prog string, argv []string, spec Spec) []string {
 // place: the child gets them from the wrapper.
 func (s *Sandbox) wrap(prog string, argv []string, spec Spec) (string, []string, error) {
 	switch s.Mechanism() {
-	case MechBwrap:
-		return s.bwrap, s.bwrapArgs(prog, argv, spec), nil
+	case MechBwrap, MechLayered:
+		return s.bwrap, s.bwrapArgs(prog, argv, s.viewOf(spec)), nil
 	case MechLandlock:
 		args, err := s.landlockArgs(prog, argv, spec)
 		return s.self, args, err
 	}
-	if spec.Access == Unseen && (s == nil || s.mode != Off) {
-		// Allow rules do not apply without a sandbox: an Unseen child
+	if spec.Class == ClassAuto && (s == nil || s.mode != Off) {
+		// Allow rules do not apply without a sandbox: a ClassAuto child
 		// cannot happen, and must not run unconfined if it does.
 		return "", nil, fmt.Errorf("sandbox: no sandbox to run a command nobody approved")
 	}

@@ -30,10 +30,20 @@ type Spec struct {
 	// Stdin nil is /dev/null. Stdout and Stderr nil are /dev/null.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	Access         Access
-	// TempDir is the private temp dir an Unseen child may write in (also
+	// Class is who the child is: its policy (policyOf).
+	Class Class
+	// Writable are the run's working directories, where a ClassAuto child
+	// may write (never Dir because it is Dir: the model may choose that).
+	Writable []string
+	// TempDir is the private temp dir a ClassAuto child may write in (also
 	// its TMPDIR); "" gives none.
 	TempDir string
+	// Network gives a ClassAuto child the network (a permissions.network
+	// rule granted it).
+	Network bool
+	// DenyRead are paths a ClassAuto child cannot read, besides the
+	// credential stores (permissions.deny_read).
+	DenyRead []string
 	// Grace is how long after SIGTERM the group gets SIGKILL (default 2s).
 	Grace time.Duration
 }
@@ -107,7 +117,10 @@ func (c *Cmd) Start() error {
 	if prog != path {
 		c.cmd.Env = withoutLoaderEnv(c.spec.Env)
 	}
-	if err := c.cmd.Start(); err != nil {
+	if c.sb.Mechanism() == MechLayered {
+		c.cmd.ExtraFiles = []*os.File{c.sb.exe} // fd 3: the helper bwrap starts
+	}
+	if err := c.sb.start(c.cmd); err != nil {
 		return err
 	}
 	track(c.pgid(), true)
@@ -155,7 +168,7 @@ func (c *Cmd) term() {
 		c.termAt = time.Now()
 	}
 	c.mu.Unlock()
-	if c.sb.Mechanism() == MechBwrap {
+	if c.sb.bwrapped() {
 		// bwrap dies of SIGTERM without passing it on, and the namespace
 		// with it: the program would never get to clean up. The
 		// processes inside are signalled; SIGKILL (Stop) still ends the

@@ -66,17 +66,20 @@ func HideEnviron(args []string) {
 	f.Close() // exec failed: go on as we are
 }
 
-// startsChildren says whether args (os.Args) run a command that starts
-// child processes: the first word that is not a flag is exec or resume.
+// startsChildren says whether args (os.Args) may run a command that starts
+// child processes: any word before "--" is exec, resume or mcp, whatever
+// flags come before it ("hitl --prompt jsonl exec ..." too: a flag's value
+// is a word like any other). A word that only looks like one (a message)
+// costs a re-exec, never a leak.
 func startsChildren(args []string) bool {
 	for _, a := range args[1:] {
 		if a == "--" {
 			return false
 		}
-		if len(a) > 0 && a[0] == '-' {
-			continue
+		switch a {
+		case "exec", "resume", "mcp":
+			return true
 		}
-		return a == "exec" || a == "resume"
 	}
 	return false
 }

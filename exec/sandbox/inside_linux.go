@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"errors"
+	"os"
+	osexec "os/exec"
 	"syscall"
 
 	"github.com/hitl-dev/hitl/internal/procgroup"
@@ -35,4 +38,36 @@ func insideProcs(outer int) []int {
 // own process group), killed if hitl dies without stopping it.
 func procAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// start starts cmd. Under Landlock alone a child starts in a new PID
+// namespace where the kernel allows one (root, or a user namespace mapping
+// only the user's own ids): when it ends, everything it started ends with
+// it, setsid or not. Where the kernel refuses (pidnsWorks), it starts
+// without, and the run keeps its process group only.
+func (s *Sandbox) start(cmd *osexec.Cmd) error {
+	if s.Mechanism() == MechLandlock && s.pidns {
+		pidnsAttr(cmd.SysProcAttr)
+	}
+	return cmd.Start()
+}
+
+func pidnsAttr(a *syscall.SysProcAttr) {
+	a.Cloneflags = syscall.CLONE_NEWPID
+	if os.Geteuid() != 0 {
+		a.Cloneflags |= syscall.CLONE_NEWUSER
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+	}
+}
+
+// pidnsWorks says whether the kernel lets hitl start a child in a new PID
+// namespace: a fork that execs nothing (the path does not exist) fails
+// with the clone's error, or with ENOENT once the namespace was made.
+func pidnsWorks() bool {
+	attr := procAttr()
+	pidnsAttr(attr)
+	_, err := syscall.ForkExec("/nonexistent/hitl-pidns-probe", []string{"probe"}, &syscall.ProcAttr{Sys: attr})
+	return errors.Is(err, syscall.ENOENT)
 }

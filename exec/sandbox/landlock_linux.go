@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
+	"slices"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -16,18 +16,6 @@ import (
 // helperArg is argv[1] of the re-exec of hitl that applies a Landlock
 // domain to itself and then executes the child (see init).
 const helperArg = "__hitl_sandbox_exec__"
-
-// helperConfig is what the helper needs to build the domain: paths only,
-// never a secret.
-type helperConfig struct {
-	StateDir string `json:"state_dir,omitempty"`
-	Access   Access `json:"access"`
-	Dir      string `json:"dir,omitempty"`
-	TempDir  string `json:"temp_dir,omitempty"`
-	// LoaderEnv are the child's dynamic loader variables, set only once
-	// the helper is confined.
-	LoaderEnv []string `json:"loader_env,omitempty"`
-}
 
 func init() {
 	if len(os.Args) > 4 && os.Args[1] == helperArg {
@@ -42,24 +30,35 @@ func init() {
 // argv; it returns only on failure, as a shell would: 126, or 127 when prog
 // is gone.
 func helperMain(cfgJSON, prog string, argv []string) int {
-	var cfg helperConfig
-	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
+	// hitl's executable (fd 3 under bwrap) and whatever else was
+	// inherited never reach the program.
+	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	var v view
+	if err := json.Unmarshal([]byte(cfgJSON), &v); err != nil {
 		fmt.Fprintf(os.Stderr, "hitl sandbox: bad configuration: %v\n", err)
 		return 126
 	}
-	if err := confine(cfg); err != nil {
+	if err := confine(v); err != nil {
 		fmt.Fprintf(os.Stderr, "hitl sandbox: cannot apply the Landlock domain: %v\n", err)
 		return 126
 	}
-	keep := seenCaps
-	if cfg.Access == Unseen {
-		keep = nil
-	}
-	if err := dropBounding(keep); err != nil {
-		fmt.Fprintf(os.Stderr, "hitl sandbox: %v\n", err)
+	if err := filterSockets(v.policy().unixSockets, v.Network); err != nil {
+		fmt.Fprintf(os.Stderr, "hitl sandbox: cannot apply the socket filter: %v\n", err)
 		return 126
 	}
-	err := syscall.Exec(prog, argv, append(os.Environ(), cfg.LoaderEnv...))
+	// Inside bwrap the capabilities are already the class's (bwrap's
+	// --cap-drop ALL and --cap-add), and changing them needs one it lacks.
+	if !v.InBwrap {
+		keep := seenCaps
+		if !v.policy().writeAll {
+			keep = nil
+		}
+		if err := dropBounding(keep); err != nil {
+			fmt.Fprintf(os.Stderr, "hitl sandbox: %v\n", err)
+			return 126
+		}
+	}
+	err := syscall.Exec(prog, argv, append(os.Environ(), v.LoaderEnv...))
 	fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
 	if err == syscall.ENOENT {
 		return 127
@@ -67,16 +66,20 @@ func helperMain(cfgJSON, prog string, argv []string) int {
 	return 126
 }
 
-// confine applies the domain: the file system but hitl's state dir and
-// the terminals readable (writable as cfg.Access says), and no signal or
-// abstract unix socket reaching outside the domain. ptrace, and so
-// /proc/<pid>/fd and mem, of processes outside it is refused by Landlock
-// itself.
-func confine(cfg helperConfig) error {
+// confine applies the view's domain (DESIGN §15), granting, never
+// subtracting: reading everything but /dev, the state dir and the view's
+// hidden paths; writing where the class may (everywhere the user may, or
+// the view's writable directories) but the trees no child writes, the
+// state dir, and the directories above it (no rule names them, only their
+// other entries: they cannot be renamed away); the few devices every
+// program needs; no signal or abstract unix socket reaching outside the
+// domain; no TCP without the network. ptrace, and so /proc/<pid>/fd and
+// mem, of processes outside the domain is refused by Landlock itself.
+func confine(v view) error {
 	var rules []landlock.Rule
-	hidden := []string{"/dev"}
-	if cfg.StateDir != "" {
-		hidden = append(hidden, cfg.StateDir)
+	hidden := append([]string{"/dev"}, v.Hidden...)
+	if v.StateDir != "" {
+		hidden = append(hidden, v.StateDir)
 	}
 	read := func(path string, dir bool) {
 		if dir {
@@ -94,26 +97,20 @@ func confine(cfg helperConfig) error {
 			rules = append(rules, landlock.RWFiles(path).IgnoreIfMissing())
 		}
 	}
-	if cfg.Access == Seen {
-		// The kernel's settings (/proc/sys, /sys) stay read-only: root
-		// could set kernel.core_pattern to a program the kernel runs
-		// outside the domain.
-		siblings("/", append(hidden, "/proc", "/sys"), write)
-		read("/proc", true)
-		read("/sys", true)
+	noWrite := append(slices.Clone(hidden), neverWritable...)
+	if v.policy().writeAll {
+		siblings("/", noWrite, write)
 	} else {
-		siblings("/", hidden, read)
-		for _, d := range []string{cfg.Dir, cfg.TempDir} {
-			if d != "" {
-				siblings(d, hidden, write)
-			}
+		for _, d := range v.Writable {
+			siblings(d, noWrite, write)
 		}
 	}
+	siblings("/", hidden, read)
 	// Listing the directories above a hidden one (/, ~) is allowed; their
 	// hidden entries' contents are not.
 	for _, h := range hidden {
 		for d := filepath.Dir(h); ; d = filepath.Dir(d) {
-			rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_READ_DIR), d))
+			rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_READ_DIR), d).IgnoreIfMissing())
 			if d == "/" {
 				break
 			}
@@ -125,6 +122,12 @@ func confine(cfg helperConfig) error {
 	)
 	if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
 		return err
+	}
+	if !v.Network {
+		// TCP: no bind, no connect (the socket filter refuses the rest).
+		if err := landlock.V7.BestEffort().RestrictNet(); err != nil {
+			return err
+		}
 	}
 	return landlock.V7.BestEffort().RestrictScoped()
 }
@@ -181,14 +184,6 @@ func siblings(root string, hidden []string, fn func(path string, dir bool)) {
 	visit(root)
 }
 
-// within says whether path is dir or lies beneath it.
-func within(path, dir string) bool {
-	if dir == "/" {
-		return true
-	}
-	return path == dir || strings.HasPrefix(path, dir+"/")
-}
-
 // probeLandlock checks the kernel has Landlock and hitl can re-execute
 // itself.
 func probeLandlock() (self, why string) {
@@ -206,27 +201,7 @@ func probeLandlock() (self, why string) {
 
 // landlockArgs is the helper's command line for prog.
 func (s *Sandbox) landlockArgs(prog string, argv []string, spec Spec) ([]string, error) {
-	cfg := helperConfig{StateDir: s.stateDir, Access: spec.Access, Dir: spec.Dir, TempDir: spec.TempDir, LoaderEnv: loaderEnv(spec.Env)}
-	if cfg.Dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		cfg.Dir = wd
-	}
-	// Compared with the state dir (resolved) to find it inside them.
-	for _, d := range []*string{&cfg.Dir, &cfg.TempDir} {
-		if *d == "" {
-			continue
-		}
-		if abs, err := filepath.Abs(*d); err == nil {
-			*d = abs
-		}
-		if real, err := filepath.EvalSymlinks(*d); err == nil {
-			*d = real
-		}
-	}
-	data, err := json.Marshal(cfg)
+	data, err := json.Marshal(s.viewOf(spec))
 	if err != nil {
 		return nil, err
 	}

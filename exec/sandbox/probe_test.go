@@ -41,7 +41,7 @@ func TestNeitherMechanism(t *testing.T) {
 			if sb.Mechanism() != MechNone || sb.AllowRulesApply() != tt.wantRules || !strings.Contains(sb.Why, tt.wantWhy) {
 				t.Errorf("mechanism %s, allow rules %v, why %q", sb.Mechanism(), sb.AllowRulesApply(), sb.Why)
 			}
-			c := sb.Command(context.Background(), Spec{Path: "/bin/true", Access: Unseen})
+			c := sb.Command(context.Background(), Spec{Path: "/bin/true", Class: ClassAuto})
 			if err := c.Run(); (err == nil) != (tt.mode == Off) {
 				t.Errorf("an unseen command under %s: %v", tt.mode, err)
 			}

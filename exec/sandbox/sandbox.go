@@ -55,23 +55,82 @@ func ParseMode(s string) (Mode, error) {
 type Mechanism string
 
 const (
+	// MechLayered is bwrap's namespaces with a Landlock domain applied
+	// inside them (DESIGN §15): what a mount cannot express (writing into
+	// a named pipe, renaming a parent of the state dir) Landlock refuses.
+	MechLayered  Mechanism = "bwrap+landlock"
 	MechBwrap    Mechanism = "bwrap"
 	MechLandlock Mechanism = "landlock"
 	MechNone     Mechanism = "none"
 )
 
-// Access is how far a child may write.
-type Access int
+// Class is who a child is (DESIGN §15): each class has one written policy,
+// policyOf, which every mechanism builds.
+type Class int
 
 const (
-	// Seen is a program a person approved, or the author wrote (an approved
-	// or --yolo command, a script tool, a hook, an MCP server): it keeps
-	// the write access the user has, outside hitl's state dir.
-	Seen Access = iota
-	// Unseen is a command nobody saw (auto-allowed by a rule): it may write
-	// only in its working directory, its private temp dir and /dev/null.
-	Unseen
+	// ClassAuto is a command nobody saw (auto-allowed by a rule): it may
+	// write only in the run's working directory (Spec.Writable), its
+	// private temp dir and /dev/null, has no network unless a rule grants
+	// it, cannot read credential stores nor connect to a unix socket.
+	ClassAuto Class = iota
+	// ClassApproved is a command a person approved, or --yolo ran.
+	ClassApproved
+	// ClassScript is a script tool's command (the author wrote it).
+	ClassScript
+	// ClassHook is a hook or post_edit command (the author wrote it).
+	ClassHook
+	// ClassApprover is an approver program (the operator named it).
+	ClassApprover
+	// ClassMCP is a stdio MCP server (the author named it).
+	ClassMCP
 )
+
+// Classes are every class, in the policy table's order.
+var Classes = []Class{ClassAuto, ClassApproved, ClassScript, ClassHook, ClassApprover, ClassMCP}
+
+func (c Class) String() string {
+	switch c {
+	case ClassAuto:
+		return "auto"
+	case ClassApproved:
+		return "approved"
+	case ClassScript:
+		return "script"
+	case ClassHook:
+		return "hook"
+	case ClassApprover:
+		return "approver"
+	case ClassMCP:
+		return "mcp"
+	}
+	return fmt.Sprintf("class(%d)", int(c))
+}
+
+// policy is what a class may do, beyond what no child may ever do (write
+// /proc/sys, /sys, device nodes but null, zero, full, random, urandom, the
+// state dir and every directory above it; read the state dir; reach hitl's
+// /proc entries, signal or trace it; open a terminal; mount).
+type policy struct {
+	// writeAll: write where the user may; else only Spec.Writable and
+	// Spec.TempDir.
+	writeAll bool
+	// network: sockets other than unix ones (else only with Spec.Network).
+	network bool
+	// unixSockets: create unix sockets (connect to a listener by path).
+	unixSockets bool
+	// credentials: read the credential stores and Spec.DenyRead.
+	credentials bool
+}
+
+// policyOf is each class's policy: a person saw, or the author or operator
+// wrote, every class but ClassAuto.
+func policyOf(c Class) policy {
+	if c == ClassAuto {
+		return policy{}
+	}
+	return policy{writeAll: true, network: true, unixSockets: true, credentials: true}
+}
 
 // Sandbox is the run's choice of mechanism, made once.
 type Sandbox struct {
@@ -81,6 +140,16 @@ type Sandbox struct {
 	bwrap    string   // bwrap's path, under MechBwrap
 	self     string   // hitl's executable, under MechLandlock
 	pinned   *os.File // the copy of bwrap the run starts (pinBwrap)
+	// exe is hitl's own executable, open, under MechLayered: bwrap starts
+	// the Landlock helper from it (/proc/self/fd/3), so a command a person
+	// approved may replace the file at its path, never what confines.
+	exe *os.File
+	// creds are the credential stores of the user's home: unreadable to
+	// ClassAuto.
+	creds []string
+	// pidns: under MechLandlock, children start in a new PID namespace
+	// (root, or a user namespace), so none outlives its owner.
+	pidns bool
 	// Why says why the mechanism is not the best one (bwrap cannot run,
 	// and so Landlock; neither works), or "" when nothing needs saying.
 	Why string
@@ -110,7 +179,16 @@ func New(mode Mode, stateDir string) (*Sandbox, error) {
 		return nil, err
 	}
 	s.mech, s.bwrap, s.self, s.Why = c.Mechanism, c.bwrap, c.self, c.Why
-	if s.mech == MechBwrap {
+	s.creds = CredentialStores(homeDir())
+	s.pidns = s.mech == MechLandlock && pidnsWorks()
+	if s.mech == MechLayered {
+		f, err := os.Open("/proc/self/exe")
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: cannot open hitl's own executable: %w", err)
+		}
+		s.exe = f
+	}
+	if s.mech == MechBwrap || s.mech == MechLayered {
 		f, err := pinBwrap(s.bwrap)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: cannot keep a copy of %s: %w", s.bwrap, err)
@@ -143,7 +221,13 @@ func Probe(mode Mode) (Choice, error) {
 	if mode == Auto || mode == Bwrap {
 		path, why := probes.bwrap()
 		if why == "" {
-			return Choice{Mechanism: MechBwrap, bwrap: path}, nil
+			self, landlockWhy := probes.landlock()
+			if landlockWhy == "" {
+				return Choice{Mechanism: MechLayered, bwrap: path, self: self}, nil
+			}
+			return Choice{Mechanism: MechBwrap, bwrap: path, Why: "bwrap runs without Landlock (" + landlockWhy +
+				"): a mount cannot stop a command writing into a named pipe or connecting to a unix socket, " +
+				"so allow rules do not apply and every command is asked (README: Security)"}, nil
 		}
 		bwrapWhy = why
 		if mode == Bwrap {
@@ -173,11 +257,47 @@ func (s *Sandbox) Mechanism() Mechanism {
 }
 
 // AllowRulesApply says whether allow rules may let a command run unasked:
-// only inside a sandbox, or when the author or operator opted out of it.
-// A nil Sandbox is no sandbox, not opted out.
+// only inside a sandbox that contains every channel of ClassAuto's policy
+// (Landlock, alone or inside bwrap; bwrap alone cannot stop writing into a
+// named pipe), or when the author or operator opted out of it. A nil
+// Sandbox is no sandbox, not opted out.
 func (s *Sandbox) AllowRulesApply() bool {
-	return s != nil && (s.mech != MechNone || s.mode == Off)
+	return s != nil && (s.mech == MechLayered || s.mech == MechLandlock || s.mode == Off)
+}
+
+// bwrapped says whether bwrap starts the children (alone or layered).
+func (s *Sandbox) bwrapped() bool {
+	m := s.Mechanism()
+	return m == MechBwrap || m == MechLayered
 }
 
 // StateDir is the directory no child can read.
 func (s *Sandbox) StateDir() string { return s.stateDir }
+
+// homeDir is the user's home, where the credential stores are.
+func homeDir() string {
+	if h := os.Getenv("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// credentialFiles are the credential stores under a home directory that a
+// command nobody saw can never read (README: Security).
+var credentialFiles = []string{
+	".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".git-credentials",
+	".docker/config.json", ".kube",
+}
+
+// CredentialStores are the credential stores of home, as absolute paths.
+func CredentialStores(home string) []string {
+	if home == "" || !filepath.IsAbs(home) {
+		return nil
+	}
+	out := make([]string, len(credentialFiles))
+	for i, f := range credentialFiles {
+		out[i] = filepath.Join(home, f)
+	}
+	return out
+}

@@ -26,12 +26,12 @@ func eachMechanism(t *testing.T, fn func(t *testing.T, sb *Sandbox)) {
 	}
 }
 
-func runIn(t *testing.T, sb *Sandbox, access Access, dir string, script string) (string, error) {
+func runIn(t *testing.T, sb *Sandbox, access Class, dir string, script string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	c := sb.Command(context.Background(), Spec{
 		Path: "/bin/sh", Args: []string{"-c", script}, Dir: dir,
-		Env: []string{"PATH=/usr/bin:/bin"}, Stdout: &out, Stderr: &out, Access: access,
+		Env: []string{"PATH=/usr/bin:/bin"}, Stdout: &out, Stderr: &out, Class: access, Writable: []string{dir},
 	})
 	err := c.Run()
 	return out.String(), err
@@ -68,7 +68,7 @@ func TestChildCannotReachHitl(t *testing.T) {
 			{"set a uevent helper", "echo /bin/false > /sys/kernel/uevent_helper"},
 			{"unmount what hides the state dir", "umount " + sb.StateDir() + "; cat " + key},
 		}
-		for _, access := range []Access{Seen, Unseen} {
+		for _, access := range []Class{ClassApproved, ClassAuto} {
 			for _, tt := range tests {
 				out, err := runIn(t, sb, access, dir, tt.script)
 				if err == nil {
@@ -85,16 +85,16 @@ func TestChildCannotReachHitl(t *testing.T) {
 func TestUnseenWritesOnlyItsDirectory(t *testing.T) {
 	eachMechanism(t, func(t *testing.T, sb *Sandbox) {
 		dir, other := t.TempDir(), t.TempDir()
-		if out, err := runIn(t, sb, Unseen, dir, "echo ok > here"); err != nil {
+		if out, err := runIn(t, sb, ClassAuto, dir, "echo ok > here"); err != nil {
 			t.Fatalf("write in its dir: %v %s", err, out)
 		}
-		if _, err := runIn(t, sb, Unseen, dir, "echo no > "+other+"/there"); err == nil {
+		if _, err := runIn(t, sb, ClassAuto, dir, "echo no > "+other+"/there"); err == nil {
 			t.Errorf("an unseen command wrote outside its directory")
 		}
-		if out, err := runIn(t, sb, Seen, dir, "echo ok > "+other+"/there"); err != nil {
+		if out, err := runIn(t, sb, ClassApproved, dir, "echo ok > "+other+"/there"); err != nil {
 			t.Errorf("a seen command could not write where the user can: %v %s", err, out)
 		}
-		if out, err := runIn(t, sb, Unseen, dir, "echo x > /dev/null && ls / >/dev/null && cat /etc/hostname"); err != nil {
+		if out, err := runIn(t, sb, ClassAuto, dir, "echo x > /dev/null && ls / >/dev/null && cat /etc/hostname"); err != nil {
 			t.Errorf("ordinary reads failed: %v %s", err, out)
 		}
 	})
@@ -114,7 +114,7 @@ func TestStateDirInsideTheWorkingDirStaysHidden(t *testing.T) {
 			if err := os.Mkdir(filepath.Join(dir, "src"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			for _, access := range []Access{Seen, Unseen} {
+			for _, access := range []Class{ClassApproved, ClassAuto} {
 				out, err := runIn(t, sb, access, dir, "cat .state/hitl/session.key")
 				if err == nil || strings.Contains(out, "secret-key") {
 					t.Errorf("access %d: read the key in the state dir inside the working dir: %q", access, out)
@@ -144,9 +144,9 @@ func TestChildCapabilities(t *testing.T) {
 	}
 	eachMechanism(t, func(t *testing.T, sb *Sandbox) {
 		for _, tt := range []struct {
-			access Access
+			access Class
 			want   uint64
-		}{{Unseen, 0}, {Seen, want}} {
+		}{{ClassAuto, 0}, {ClassApproved, want}} {
 			// sh runs grep: what a program the child executes gets.
 			out, err := runIn(t, sb, tt.access, t.TempDir(), "grep -E '^(Cap(Eff|Prm|Inh|Amb)|NoNewPrivs)' /proc/self/status")
 			if err != nil {
@@ -199,7 +199,7 @@ func TestReplacedBwrapIsNotRun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte("#!/bin/sh\ntouch "+trojan+"\nshift $#\nexec \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := runIn(t, sb, Unseen, t.TempDir(), "echo ok"); err != nil || out != "ok\n" {
+	if out, err := runIn(t, sb, ClassAuto, t.TempDir(), "echo ok"); err != nil || out != "ok\n" {
 		t.Fatalf("%v %q", err, out)
 	}
 	if _, err := os.Stat(trojan); err == nil {
@@ -216,7 +216,7 @@ func TestLoaderVariablesSkipTheWrapper(t *testing.T) {
 		c := sb.Command(context.Background(), Spec{
 			Path: "/bin/sh", Args: []string{"-c", `echo "$LD_PRELOAD"`}, Dir: t.TempDir(),
 			Env:    []string{"PATH=/usr/bin:/bin", "LD_PRELOAD=/nonexistent/evil.so"},
-			Stdout: &out, Stderr: &out, Access: Seen,
+			Stdout: &out, Stderr: &out, Class: ClassApproved,
 		})
 		if err := c.Run(); err != nil {
 			t.Fatalf("%v: %s", err, out.String())
@@ -241,7 +241,7 @@ func TestCancelledCommandGetsSIGTERM(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		c := sb.Command(ctx, Spec{
 			Path: "/bin/sh", Args: []string{"-c", `trap 'echo cleaned > cleaned; exit 143' TERM; echo up > up; sleep 4 & wait; touch late`},
-			Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Access: Seen,
+			Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Class: ClassApproved,
 		})
 		if err := c.Start(); err != nil {
 			t.Fatal(err)

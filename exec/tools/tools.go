@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
@@ -143,6 +146,9 @@ type Team struct {
 // their JSON object results as TOON, whatever their approvals said.
 func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, *exec.Deferral, error) {
 	checker, err := permissions.New(d.Permissions.Allow, d.Permissions.Ask, d.Permissions.Deny)
+	if err == nil {
+		err = checker.WithNetwork(d.Permissions.Network)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", cfg.Path, err)
 	}
@@ -324,7 +330,7 @@ func build(cfg *config.Config, a *config.Agent, ts *config.Toolset, d Deps, chec
 		t := shell.New(shell.Options{
 			Env: ts.Env, WorkingDir: ts.WorkingDir, BaseDir: d.WorkingDir, Timeout: ts.Timeout, Shell: ts.Shell, Hide: d.HiddenEnv,
 			Asker: askerOf(d), Secrets: secrets, Permissions: checker, Yolo: d.Yolo, OnApprove: d.OnApproval,
-			Sandbox: d.Sandbox, Approvals: shared,
+			Sandbox: d.Sandbox, Approvals: shared, DenyRead: denyRead(cfg, d.Permissions.DenyRead),
 		})
 		t.Restore(d.Approvals)
 		return []exec.Tool{t}, nil
@@ -406,4 +412,26 @@ func VerdictRequired(a *config.Agent) bool {
 		}
 	}
 	return false
+}
+
+// denyRead are permissions.deny_read's paths made absolute: ~/ in the
+// user's home, relative ones against the agent file's directory.
+func denyRead(cfg *config.Config, paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		switch {
+		case p == "~" || strings.HasPrefix(p, "~/"):
+			home, err := os.UserHomeDir()
+			if err != nil {
+				continue
+			}
+			p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+		case !filepath.IsAbs(p):
+			p = filepath.Join(filepath.Dir(cfg.Path), p)
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			out = append(out, abs)
+		}
+	}
+	return out
 }

@@ -60,7 +60,7 @@ func (t *Toolset) runPostEdit(ctx context.Context, line, file string) (string, b
 	cmd := t.opts.Sandbox.Command(ctx, sandbox.Spec{
 		Path: "/bin/sh", Args: []string{"-c", quoted}, Dir: t.roots[0].real,
 		Env: append(t.env(), "path="+file), Stdout: &buf, Stderr: &buf,
-		Access: sandbox.Seen, Grace: 2 * time.Second,
+		Class: sandbox.ClassHook, Grace: 2 * time.Second,
 	})
 	err = cmd.Run()
 	status := "exit 0"

@@ -45,7 +45,7 @@ func startProcess(s Server, opts Options) (*process, *sdk.IOTransport, error) {
 	// access; its stdin and stdout are the pipes hitl speaks MCP on.
 	p.cmd = opts.Sandbox.Command(context.Background(), sandbox.Spec{
 		Path: s.Command, Args: s.Args, Dir: s.WorkingDir, Env: environ(opts.Environ, s.Env),
-		Stderr: p.stderr, Access: sandbox.Seen, Grace: opts.grace(),
+		Stderr: p.stderr, Class: sandbox.ClassMCP, Grace: opts.grace(),
 	})
 	stdin, err := p.cmd.StdinPipe()
 	if err != nil {

@@ -288,7 +288,7 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 		Secrets: maskOnly{o.Secrets}, Permissions: authorWrote{},
 		// The author wrote the command: it needs no approval of its own
 		// (the gate asks, by Approval, where no sandbox confines it).
-		Sandbox: o.Sandbox, Yolo: true,
+		Sandbox: o.Sandbox, Class: sandbox.ClassScript, Yolo: true,
 	})
 	line, err := json.Marshal(map[string]string{"cmd": t.cmd.Cmd})
 	if err != nil {
@@ -390,6 +390,10 @@ func (authorWrote) Shell(string, string, map[string]any, permissions.Dialect) pe
 }
 
 func (authorWrote) Recheck(string, []string, map[string]any) error { return nil }
+
+// Network is never asked: the author's command runs as written
+// (sandbox.ClassScript), never unasked as a checked line.
+func (authorWrote) Network(string, []string, map[string]any) bool { return false }
 
 // maskOnly masks output but gives commands no secret variables.
 type maskOnly struct{ s Secrets }

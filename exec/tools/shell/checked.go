@@ -60,7 +60,9 @@ func (t *Tool) runChecked(ctx context.Context, prog *syntax.File, dir string, ti
 				}
 				return argv, nil
 			}),
-			interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return t.execProgram }),
+			interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+				return func(ctx context.Context, argv []string) error { return t.execProgram(ctx, argv, callArgs) }
+			}),
 			interp.OpenHandler(openDevNull),
 			interp.ReadDirHandler2(boundedReadDir()),
 		)
@@ -118,11 +120,13 @@ func boundedReadDir() interp.ReadDirHandlerFunc2 {
 }
 
 // execProgram runs one program of a checked line inside the sandbox as a
-// command nobody saw: it may write only in its directory and the run's
-// private temp dir. The line's timeout or the run's end stops its group
+// command nobody saw (sandbox.ClassAuto): it may write only in the run's
+// working directory (never its own directory because it is its own: the
+// line may cd) and the run's private temp dir, and has the network only
+// where a permissions.network rule gives it. The line's timeout or the run's end stops its group
 // (SIGTERM, SIGKILL after the grace), KillAll reaches it, and what it
 // leaves running when it exits is stopped.
-func (t *Tool) execProgram(ctx context.Context, argv []string) error {
+func (t *Tool) execProgram(ctx context.Context, argv []string, callArgs map[string]any) error {
 	hc := interp.HandlerCtx(ctx)
 	path, err := interp.LookPathDir(hc.Dir, hc.Env, argv[0])
 	if err != nil {
@@ -134,11 +138,18 @@ func (t *Tool) execProgram(ctx context.Context, argv []string) error {
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
 		return interp.ExitStatus(126)
 	}
+	root, err := t.dir("")
+	if err != nil {
+		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
+		return interp.ExitStatus(126)
+	}
 	env := append(environList(hc.Env), "TMPDIR="+tmp)
 	cmd := t.opts.Sandbox.Command(ctx, sandbox.Spec{
 		Path: path, Args: argv[1:], Argv0: argv[0], Dir: hc.Dir, Env: env,
 		Stdin: hc.Stdin, Stdout: hc.Stdout, Stderr: hc.Stderr,
-		Access: sandbox.Unseen, TempDir: tmp, Grace: t.opts.Grace,
+		Class: sandbox.ClassAuto, Writable: []string{root}, TempDir: tmp,
+		Network: t.opts.Permissions.Network(Name, argv, callArgs), DenyRead: t.opts.DenyRead,
+		Grace: t.opts.Grace,
 	})
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)

@@ -23,7 +23,7 @@ func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration)
 		// keeps the user's write access, inside the sandbox.
 		cmd := t.opts.Sandbox.Command(tctx, sandbox.Spec{
 			Path: t.opts.Shell, Args: []string{"-c", line}, Dir: dir, Env: t.env(true),
-			Stdout: w, Stderr: w, Access: sandbox.Seen, Grace: t.opts.Grace,
+			Stdout: w, Stderr: w, Class: t.opts.Class, Grace: t.opts.Grace,
 		})
 		if err := cmd.Start(); err != nil {
 			if ctx.Err() != nil {

@@ -48,6 +48,9 @@ const (
 type Checker interface {
 	Shell(tool, line string, args map[string]any, d permissions.Dialect) permissions.ShellVerdict
 	Recheck(tool string, argv []string, args map[string]any) error
+	// Network says whether a permissions.network rule gives a command
+	// run unasked the network.
+	Network(tool string, argv []string, args map[string]any) bool
 }
 
 // Secrets are the run's secret answers (prompt.Secrets).
@@ -83,6 +86,13 @@ type Options struct {
 	// Sandbox starts every command (DESIGN §12); without a mechanism,
 	// allow rules do not let a line run unasked.
 	Sandbox *sandbox.Sandbox
+	// Class is the sandbox class of the lines run as written: a person
+	// approved them (the default), or the author wrote them (a script
+	// tool's). Lines run unasked are sandbox.ClassAuto.
+	Class sandbox.Class
+	// DenyRead are paths a line run unasked cannot read
+	// (permissions.deny_read), besides the credential stores.
+	DenyRead []string
 	// Approvals, when set, holds the lines approved for the session,
 	// shared with the other agents' shell tools (nil: the tool's own).
 	Approvals *Approvals
@@ -113,6 +123,9 @@ func New(o Options) *Tool {
 	}
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
+	}
+	if o.Class == sandbox.ClassAuto {
+		o.Class = sandbox.ClassApproved
 	}
 	approved := o.Approvals
 	if approved == nil {
@@ -205,13 +218,17 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 	case permissions.Deny:
 		return refused(errorResult("the command was not run: it is denied by the permissions rule %q", v.Rule)), nil
 	case permissions.Allow:
-		if t.opts.Sandbox.AllowRulesApply() {
+		outside := t.outside(dir)
+		if t.opts.Sandbox.AllowRulesApply() && outside == "" {
 			return permission{program: v.Program}, nil
 		}
 		if t.opts.Yolo {
 			return permission{}, nil
 		}
 		reason = "no sandbox can confine commands here, so allow rules do not apply (README: Security)"
+		if outside != "" {
+			reason = outside
+		}
 	case permissions.Ask:
 		reason = fmt.Sprintf("the permissions rule %q asks every time", v.Rule)
 	default:
@@ -328,6 +345,37 @@ func (a *Approvals) list() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// outside says why a line that an allow rule matches is asked all the
+// same when it would run in dir: a directory (its links resolved) outside
+// the run's working directory, which the model chose; "" when dir lies
+// inside it. A line run unasked writes only in the working directory,
+// never in one because the model named it (DESIGN §15).
+func (t *Tool) outside(dir string) string {
+	root, err := t.dir("")
+	if err != nil {
+		return fmt.Sprintf("the run's working directory cannot be found (%v), so allow rules do not apply", err)
+	}
+	realRoot, realDir := resolved(root), resolved(dir)
+	if realRoot == "" || realDir == "" || !within(realDir, realRoot) {
+		return fmt.Sprintf("it would run in %s, outside the run's working directory %s, so allow rules do not apply", dir, root)
+	}
+	return ""
+}
+
+// resolved is p with its symbolic links resolved ("" when it cannot be).
+func resolved(p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	return r
+}
+
+// within says whether path is dir or lies beneath it.
+func within(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }
 
 // dir resolves where a call runs: its cwd (relative to the base) > the

@@ -1,0 +1,73 @@
+package sandbox
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// filterSockets installs a seccomp filter on every thread of this process,
+// inherited by what it executes: socket(2) makes a unix socket only when
+// unixOK (a read-only mount and Landlock's rights do not stop connecting
+// to a listener by path), and a socket of another family but netlink only
+// when netOK (UDP too, which Landlock's network rights do not cover).
+// io_uring, which makes sockets without socket(2), and the system calls of
+// another architecture (x32, i386's socketcall) are refused whenever a
+// family is. Refusals are EACCES, as a file system refusal would be.
+func filterSockets(unixOK, netOK bool) error {
+	if unixOK && netOK {
+		return nil
+	}
+	var arch uint32
+	switch runtime.GOARCH {
+	case "amd64":
+		arch = unix.AUDIT_ARCH_X86_64
+	case "arm64":
+		arch = unix.AUDIT_ARCH_AARCH64
+	default:
+		return fmt.Errorf("no socket filter for %s", runtime.GOARCH)
+	}
+	const (
+		retAllow = unix.SECCOMP_RET_ALLOW
+		retDeny  = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+		offNr    = 0
+		offArch  = 4
+		offArg0  = 16 // args[0], its low 32 bits (little endian)
+	)
+	verdict := func(ok bool) uint32 {
+		if ok {
+			return retAllow
+		}
+		return retDeny
+	}
+	ld := func(off uint32) unix.SockFilter {
+		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
+	}
+	// ifNot skips the next instruction unless A == k.
+	ifNot := func(k uint32) unix.SockFilter {
+		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: 0, Jf: 1}
+	}
+	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
+	prog := []unix.SockFilter{
+		ld(offArch),
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: arch, Jt: 1, Jf: 0}, ret(retDeny), // another architecture's calls
+		ld(offNr),
+		{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, K: 0x40000000, Jt: 0, Jf: 1}, ret(retDeny), // x32
+		ifNot(unix.SYS_IO_URING_SETUP), ret(retDeny),
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_SOCKET, Jt: 1, Jf: 0}, ret(retAllow),
+		ld(offArg0),
+		ifNot(unix.AF_UNIX), ret(verdict(unixOK)),
+		ifNot(unix.AF_NETLINK), ret(retAllow),
+		ret(verdict(netOK)),
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return errno
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// view is what one child may reach, built from its class's policy and the
+// paths of its Spec (DESIGN §15: grant, never subtract). Every mechanism
+// builds it: bwrap as mounts, Landlock as rules, seccomp as a filter. It
+// holds paths only, never a secret: the Landlock helper gets it as JSON.
+type view struct {
+	Class    Class  `json:"class"`
+	StateDir string `json:"state_dir,omitempty"`
+	// Writable are the directories a ClassAuto child may write in (the
+	// run's working directories, its temp dir), real paths, none of them
+	// inside a directory no child may write.
+	Writable []string `json:"writable,omitempty"`
+	// Hidden are the paths a ClassAuto child may not read (credential
+	// stores, deny_read), real paths.
+	Hidden  []string `json:"hidden,omitempty"`
+	Network bool     `json:"network,omitempty"`
+	// InBwrap: the Landlock helper runs inside bwrap (MechLayered).
+	InBwrap bool `json:"in_bwrap,omitempty"`
+	// Dir is where the child starts.
+	Dir string `json:"dir,omitempty"`
+	// LoaderEnv are the child's dynamic loader variables, set only once
+	// the helper is confined.
+	LoaderEnv []string `json:"loader_env,omitempty"`
+}
+
+// neverWritable are the trees no child may write, whatever its class: the
+// kernel's settings and devices (/proc/sys, /sys with its cgroup files,
+// /dev but the few devices granted one by one).
+var neverWritable = []string{"/proc", "/sys", "/dev"}
+
+func (v view) policy() policy { return policyOf(v.Class) }
+
+// viewOf builds the view of spec.
+func (s *Sandbox) viewOf(spec Spec) view {
+	v := view{Class: spec.Class, StateDir: s.StateDir(), Dir: spec.Dir, LoaderEnv: loaderEnv(spec.Env)}
+	p := v.policy()
+	v.Network = p.network || spec.Network
+	if p.writeAll {
+		return v
+	}
+	for _, d := range append(slices.Clone(spec.Writable), spec.TempDir) {
+		d = realPath(d)
+		if d == "" || slices.Contains(v.Writable, d) || !writableDir(d, v.StateDir) {
+			continue
+		}
+		v.Writable = append(v.Writable, d)
+	}
+	if !p.credentials {
+		var creds []string
+		if s != nil {
+			creds = s.creds
+		}
+		for _, h := range append(slices.Clone(creds), spec.DenyRead...) {
+			if r := realPath(h); r != "" && !slices.Contains(v.Hidden, r) {
+				v.Hidden = append(v.Hidden, r)
+			}
+			// The path as named too: a link planted later cannot
+			// point a name at what it hid.
+			if a, err := filepath.Abs(h); err == nil && !slices.Contains(v.Hidden, a) {
+				v.Hidden = append(v.Hidden, a)
+			}
+		}
+	}
+	return v
+}
+
+// writableDir says whether a ClassAuto child may be granted writing in d:
+// never a tree no child may write, nor the state dir or what holds it.
+func writableDir(d, stateDir string) bool {
+	for _, n := range neverWritable {
+		if within(d, n) {
+			return false
+		}
+	}
+	if stateDir != "" && within(d, stateDir) {
+		return false
+	}
+	return true
+}
+
+// realPath is p absolute with its symbolic links resolved, as far as it
+// exists ("" for "").
+func realPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	return abs
+}
+
+// within says whether path is dir or lies beneath it.
+func within(path, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return path == dir || len(path) > len(dir) && path[:len(dir)] == dir && path[len(dir)] == '/'
+}
+
+// ancestors are the directories above p, nearest first, "/" excluded.
+func ancestors(p string) []string {
+	var out []string
+	for d := filepath.Dir(p); d != "/" && d != "." && d != p; d = filepath.Dir(d) {
+		out = append(out, d)
+		p = d
+	}
+	return out
+}
+
+// isDir says whether p is a directory (following links).
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
