@@ -153,12 +153,23 @@ func tryRead(what, path, secret string) {
 // hitlAncestors are the processes above this one whose argv[0] is hitl.
 func hitlAncestors() []int {
 	var out []int
-	for pid := os.Getppid(); pid > 1; pid = parentOf(pid) {
+	for pid := parentOf(selfPid()); pid > 1; pid = parentOf(pid) {
 		if argv0(pid) == "hitl" {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// selfPid is this process's pid as /proc names it: in a PID namespace of
+// its own (Landlock alone) getpid says 1, while /proc is the machine's.
+func selfPid() int {
+	if link, err := os.Readlink("/proc/self"); err == nil {
+		if pid, err := strconv.Atoi(link); err == nil {
+			return pid
+		}
+	}
+	return os.Getpid()
 }
 
 // parentOf is pid's parent, 0 when it cannot be read.
@@ -190,7 +201,7 @@ func argv0(pid int) string {
 func pidsWithArg(marker string) []int {
 	here, _ := os.Getwd()
 	mine := map[int]bool{}
-	for pid := os.Getpid(); pid > 0 && !mine[pid]; pid = parentOf(pid) {
+	for pid := selfPid(); pid > 0 && !mine[pid]; pid = parentOf(pid) {
 		mine[pid] = true // its own command line holds the marker too
 	}
 	entries, _ := os.ReadDir("/proc")

@@ -40,18 +40,11 @@ func procAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// start starts cmd. Under Landlock alone a child starts in a new PID
-// namespace where the kernel allows one (root, or a user namespace mapping
-// only the user's own ids): when it ends, everything it started ends with
-// it, setsid or not. Where the kernel refuses (pidnsWorks), it starts
-// without, and the run keeps its process group only.
-func (s *Sandbox) start(cmd *osexec.Cmd) error {
-	if s.Mechanism() == MechLandlock && s.pidns {
-		pidnsAttr(cmd.SysProcAttr)
-	}
-	return cmd.Start()
-}
+// start starts cmd.
+func (s *Sandbox) start(cmd *osexec.Cmd) error { return cmd.Start() }
 
+// pidnsAttr makes a child start in a new PID namespace: as root, or in a
+// user namespace that maps only the user's own ids.
 func pidnsAttr(a *syscall.SysProcAttr) {
 	a.Cloneflags = syscall.CLONE_NEWPID
 	if os.Geteuid() != 0 {
@@ -66,7 +59,7 @@ func pidnsAttr(a *syscall.SysProcAttr) {
 // namespace: a fork that execs nothing (the path does not exist) fails
 // with the clone's error, or with ENOENT once the namespace was made.
 func pidnsWorks() bool {
-	attr := procAttr()
+	attr := &syscall.SysProcAttr{Setsid: true}
 	pidnsAttr(attr)
 	_, err := syscall.ForkExec("/nonexistent/hitl-pidns-probe", []string{"probe"}, &syscall.ProcAttr{Sys: attr})
 	return errors.Is(err, syscall.ENOENT)

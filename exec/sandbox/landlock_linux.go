@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"os/signal"
 	"runtime"
 	"slices"
 	"syscall"
@@ -58,12 +59,62 @@ func helperMain(cfgJSON, prog string, argv []string) int {
 			return 126
 		}
 	}
-	err := syscall.Exec(prog, argv, append(os.Environ(), v.LoaderEnv...))
+	env := append(os.Environ(), v.LoaderEnv...)
+	if v.PidNS {
+		return runInPidNS(prog, argv, env)
+	}
+	err := syscall.Exec(prog, argv, env)
 	fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
 	if err == syscall.ENOENT {
 		return 127
 	}
 	return 126
+}
+
+// runInPidNS runs prog, confined as this helper is, as the first process
+// of a new PID namespace, killed if the helper dies: when it ends, the
+// kernel ends everything it started, setsid or not, and when hitl ends the
+// helper dies with it (its parent-death signal). The helper waits and ends
+// as prog did: its exit code, or the signal that killed it.
+func runInPidNS(prog string, argv, env []string) int {
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	pidnsAttr(attr)
+	// hitl stops a command with SIGTERM to its process group, which
+	// reaches prog too (and, as the first process of its namespace, only
+	// if it handles it); the helper outlives it and passes it on to a prog
+	// that left the group. SIGKILL (hitl's, or its death) ends both.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	pid, err := syscall.ForkExec(prog, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: attr})
+	if err == nil {
+		go func() {
+			for sig := range sigs {
+				if pg, err := syscall.Getpgid(pid); err == nil && pg != syscall.Getpgrp() {
+					_ = syscall.Kill(pid, sig.(syscall.Signal))
+				}
+			}
+		}()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
+		if err == syscall.ENOENT {
+			return 127
+		}
+		return 126
+	}
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if ws.Signaled() {
+		signal.Reset(ws.Signal())
+		_ = syscall.Kill(os.Getpid(), ws.Signal())
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
 }
 
 // confine applies the view's domain (DESIGN §15), granting, never
@@ -97,7 +148,15 @@ func confine(v view) error {
 			rules = append(rules, landlock.RWFiles(path).IgnoreIfMissing())
 		}
 	}
-	noWrite := append(slices.Clone(hidden), neverWritable...)
+	// No rule names a hidden path nor a directory above it, only their
+	// other entries: they cannot be written, made, nor renamed away.
+	// Inside bwrap the state dir and the directories above it are mounts
+	// no child can write nor rename, so a working directory that holds
+	// them (a test's) stays writable.
+	noWrite := append(slices.Clone(neverWritable), v.Hidden...)
+	if !v.InBwrap && v.StateDir != "" {
+		noWrite = append(noWrite, v.StateDir)
+	}
 	if v.policy().writeAll {
 		siblings("/", noWrite, write)
 	} else {
@@ -201,7 +260,9 @@ func probeLandlock() (self, why string) {
 
 // landlockArgs is the helper's command line for prog.
 func (s *Sandbox) landlockArgs(prog string, argv []string, spec Spec) ([]string, error) {
-	data, err := json.Marshal(s.viewOf(spec))
+	v := s.viewOf(spec)
+	v.PidNS = s.pidns
+	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}

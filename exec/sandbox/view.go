@@ -23,6 +23,9 @@ type view struct {
 	Network bool     `json:"network,omitempty"`
 	// InBwrap: the Landlock helper runs inside bwrap (MechLayered).
 	InBwrap bool `json:"in_bwrap,omitempty"`
+	// PidNS: the Landlock helper starts the program in a new PID
+	// namespace (MechLandlock, where the kernel allows one).
+	PidNS bool `json:"pidns,omitempty"`
 	// Dir is where the child starts.
 	Dir string `json:"dir,omitempty"`
 	// LoaderEnv are the child's dynamic loader variables, set only once
