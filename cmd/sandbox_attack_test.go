@@ -39,6 +39,14 @@ func attackMain() int {
 		fmt.Println("usage: attack stdin|read SECRET|tty|state FILE|mcp MARKER|signal")
 		return 0
 	}
+	if f, ok := containAttacks[os.Args[1]]; ok {
+		if len(os.Args) < 3 && os.Args[1] != "sleep" {
+			fmt.Println("attack " + os.Args[1] + ": missing arguments")
+			return 0
+		}
+		f(os.Args[2:])
+		return 0
+	}
 	hitls := hitlAncestors()
 	if len(hitls) == 0 && os.Args[1] != "tty" && os.Args[1] != "state" && os.Args[1] != "mcp" {
 		fmt.Println("no hitl process visible")
@@ -301,6 +309,12 @@ func TestSandboxAttacks(t *testing.T) {
 						env.Setenv("PATH", env.Getenv("NOBWRAP"))
 					}
 					return nil
+				},
+				Condition: func(cond string) (bool, error) {
+					if cond == "root" {
+						return os.Geteuid() == 0, nil
+					}
+					return condition(cond)
 				},
 				Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 					"exitcode": cmdExitCode,

@@ -43,22 +43,20 @@ func procAttr() *syscall.SysProcAttr {
 // start starts cmd.
 func (s *Sandbox) start(cmd *osexec.Cmd) error { return cmd.Start() }
 
-// pidnsAttr makes a child start in a new PID namespace: as root, or in a
-// user namespace that maps only the user's own ids.
-func pidnsAttr(a *syscall.SysProcAttr) {
-	a.Cloneflags = syscall.CLONE_NEWPID
-	if os.Geteuid() != 0 {
-		a.Cloneflags |= syscall.CLONE_NEWUSER
-		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
-		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
-		a.GidMappingsEnableSetgroups = false
-	}
-}
+// pidnsAttr makes a child start in a new PID namespace (root only).
+func pidnsAttr(a *syscall.SysProcAttr) { a.Cloneflags = syscall.CLONE_NEWPID }
 
 // pidnsWorks says whether the kernel lets hitl start a child in a new PID
 // namespace: a fork that execs nothing (the path does not exist) fails
 // with the clone's error, or with ENOENT once the namespace was made.
+//
+// Only root: a user namespace's id maps are written by the parent, the
+// Landlock helper, which may not write /proc. A user whose machine lacks
+// bwrap is told so (Why).
 func pidnsWorks() bool {
+	if os.Geteuid() != 0 {
+		return false
+	}
 	attr := &syscall.SysProcAttr{Setsid: true}
 	pidnsAttr(attr)
 	_, err := syscall.ForkExec("/nonexistent/hitl-pidns-probe", []string{"probe"}, &syscall.ProcAttr{Sys: attr})

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"syscall"
@@ -43,7 +43,7 @@ func helperMain(cfgJSON, prog string, argv []string) int {
 		fmt.Fprintf(os.Stderr, "hitl sandbox: cannot apply the Landlock domain: %v\n", err)
 		return 126
 	}
-	if err := filterSockets(v.policy().unixSockets, v.Network); err != nil {
+	if err := filterSockets(v.policy().unixSockets, v.Network, v.policy().namespaces); err != nil {
 		fmt.Fprintf(os.Stderr, "hitl sandbox: cannot apply the socket filter: %v\n", err)
 		return 126
 	}

@@ -121,6 +121,9 @@ type policy struct {
 	unixSockets bool
 	// credentials: read the credential stores and Spec.DenyRead.
 	credentials bool
+	// namespaces: make user and mount namespaces (a rootless container
+	// a person approved).
+	namespaces bool
 }
 
 // policyOf is each class's policy: a person saw, or the author or operator
@@ -129,7 +132,7 @@ func policyOf(c Class) policy {
 	if c == ClassAuto {
 		return policy{}
 	}
-	return policy{writeAll: true, network: true, unixSockets: true, credentials: true}
+	return policy{writeAll: true, network: true, unixSockets: true, credentials: true, namespaces: true}
 }
 
 // Sandbox is the run's choice of mechanism, made once.
@@ -181,6 +184,13 @@ func New(mode Mode, stateDir string) (*Sandbox, error) {
 	s.mech, s.bwrap, s.self, s.Why = c.Mechanism, c.bwrap, c.self, c.Why
 	s.creds = CredentialStores(homeDir())
 	s.pidns = s.mech == MechLandlock && pidnsWorks()
+	if s.mech == MechLandlock && !s.pidns {
+		why := "under Landlock alone without root, a process a command starts in a session of its own can outlive it (install bubblewrap: apt-get install bubblewrap)"
+		if s.Why != "" {
+			why = s.Why + "; " + why
+		}
+		s.Why = why
+	}
 	if s.mech == MechLayered {
 		f, err := os.Open("/proc/self/exe")
 		if err != nil {

@@ -16,8 +16,12 @@ import (
 // io_uring, which makes sockets without socket(2), and the system calls of
 // another architecture (x32, i386's socketcall) are refused whenever a
 // family is. Refusals are EACCES, as a file system refusal would be.
-func filterSockets(unixOK, netOK bool) error {
-	if unixOK && netOK {
+//
+// A child without namespacesOK cannot make a user or mount namespace
+// (unshare, clone; clone3, whose flags a filter cannot read, says ENOSYS
+// so that libc falls back to clone).
+func filterSockets(unixOK, netOK, namespacesOK bool) error {
+	if unixOK && netOK && namespacesOK {
 		return nil
 	}
 	var arch uint32
@@ -56,12 +60,27 @@ func filterSockets(unixOK, netOK bool) error {
 		ld(offNr),
 		{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, K: 0x40000000, Jt: 0, Jf: 1}, ret(retDeny), // x32
 		ifNot(unix.SYS_IO_URING_SETUP), ret(retDeny),
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_SOCKET, Jt: 1, Jf: 0}, ret(retAllow),
+	}
+	if !namespacesOK {
+		const mask = unix.CLONE_NEWUSER | unix.CLONE_NEWNS
+		for _, nr := range []uint32{unix.SYS_UNSHARE, unix.SYS_CLONE} {
+			prog = append(prog,
+				unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: 0, Jf: 3},
+				ld(offArg0),
+				unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, K: mask, Jt: 0, Jf: 1},
+				ret(retDeny),
+				ld(offNr),
+			)
+		}
+		prog = append(prog, ifNot(unix.SYS_CLONE3), ret(unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS)))
+	}
+	prog = append(prog,
+		unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_SOCKET, Jt: 1, Jf: 0}, ret(retAllow),
 		ld(offArg0),
 		ifNot(unix.AF_UNIX), ret(verdict(unixOK)),
 		ifNot(unix.AF_NETLINK), ret(retAllow),
 		ret(verdict(netOK)),
-	}
+	)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return err
