@@ -189,18 +189,48 @@ func policyMatches(want, got string, asRoot bool) bool {
 	return false
 }
 
+// formatDiffs writes the differing cells as a table, one line per row of
+// the table file and outcome (the classes that share it joined); a probe
+// that did not run at all is one line, not one per channel.
 func formatDiffs(diffs []policyDiff) string {
-	sort.SliceStable(diffs, func(i, j int) bool {
-		if diffs[i].line != diffs[j].line {
-			return diffs[i].line < diffs[j].line
+	type key struct {
+		line         int
+		channel, who string
+		want, got    string
+		notRun       bool
+	}
+	var order []key
+	classes := map[key][]string{}
+	for _, d := range diffs {
+		k := key{line: d.line, channel: d.channel, who: d.who, want: d.want, got: d.got}
+		if strings.HasPrefix(d.got, "denied: the probe did not run") || strings.HasPrefix(d.got, "hung") {
+			k = key{who: d.who, got: d.got, notRun: true}
 		}
-		return diffs[i].who < diffs[j].who
+		if _, ok := classes[k]; !ok {
+			order = append(order, k)
+		}
+		if !contains(classes[k], d.class) {
+			classes[k] = append(classes[k], d.class)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].notRun != order[j].notRun {
+			return order[i].notRun
+		}
+		if order[i].line != order[j].line {
+			return order[i].line < order[j].line
+		}
+		return order[i].who < order[j].who
 	})
 	var b bytes.Buffer
 	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "  line\tchannel\tclass\tas\twant\tgot")
-	for _, d := range diffs {
-		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\t%s\n", d.line, d.channel, d.class, d.who, d.want, d.got)
+	fmt.Fprintln(w, "  line\tchannel\tclasses\tas\twant\tgot")
+	for _, k := range order {
+		if k.notRun {
+			fmt.Fprintf(w, "  -\t(every channel)\t%s\t%s\t\t%s\n", strings.Join(classes[k], ","), k.who, k.got)
+			continue
+		}
+		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\t%s\n", k.line, k.channel, strings.Join(classes[k], ","), k.who, k.want, k.got)
 	}
 	w.Flush()
 	return b.String()
@@ -571,4 +601,3 @@ func copyExecutable(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
-

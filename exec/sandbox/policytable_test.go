@@ -223,6 +223,14 @@ var policyChannelTitles = map[string]string{
 	"setsid-survive":      "a `setsid` child outlives its owner",
 }
 
+// policyMechanismTitles are the mechanisms as the README names them.
+var policyMechanismTitles = map[string]string{
+	"bwrap+landlock": "bwrap + Landlock",
+	"landlock":       "Landlock only",
+	"bwrap":          "bwrap only (nothing is auto-allowed)",
+	"none":           "none (`--no-sandbox`)",
+}
+
 // policyOutcomeWords are the outcomes as the README writes them.
 var policyOutcomeWords = map[string]string{
 	expectOK: "yes", expectDenied: "no", expectRoot: "root only", expectAny: "varies",
@@ -239,7 +247,7 @@ func policyMarkdown(pt policyTable) string {
 	b.WriteString("\"root only\": the OS itself refuses an unprivileged user; \"varies\": depends on the machine (see the table's comments).\n\n")
 	b.WriteString("| channel |")
 	for _, m := range policyMechanisms {
-		fmt.Fprintf(&b, " %s |", m)
+		fmt.Fprintf(&b, " %s |", policyMechanismTitles[m])
 	}
 	b.WriteString("\n|---|")
 	for range policyMechanisms {
