@@ -129,6 +129,7 @@ func main() {
 	flag.StringVar(&o.linger, "linger-file", "", "where a setsid child says it outlived the probe")
 	flag.DurationVar(&o.deadline, "timeout", 3*time.Second, "bound of each channel")
 	list := flag.Bool("list", false, "print the channels' names as JSON and exit")
+	verbose := flag.Bool("v", false, "say each channel's outcome and time on stderr as it goes")
 	flag.Parse()
 
 	// The helpers: a word, never a flag that a missing value could turn
@@ -168,7 +169,11 @@ func main() {
 	}
 	out := map[string]string{}
 	for _, c := range channels {
+		start := time.Now()
 		out[c.name] = outcome(bounded(o.deadline, func() error { return c.try(o) }))
+		if *verbose {
+			fmt.Fprintf(os.Stderr, "%s: %s (%v)\n", c.name, out[c.name], time.Since(start).Round(time.Millisecond))
+		}
 	}
 	data, err := json.Marshal(out)
 	if err != nil {
