@@ -192,6 +192,11 @@ func policyMatches(want, got string, asRoot bool) bool {
 		return denied
 	case expectAny:
 		return reached || denied
+	case expectUser:
+		if asRoot {
+			return denied
+		}
+		return reached
 	}
 	return false
 }

@@ -30,9 +30,12 @@ const (
 	expectDenied = "denied" // the probe never reaches it
 	expectRoot   = "root"   // only as root: the OS itself refuses an unprivileged user
 	expectAny    = "any"    // depends on the machine (the table's comment says why)
+	// only as an unprivileged user: hitl's own limit there (the table's
+	// comment says why)
+	expectUser = "user"
 )
 
-var policyOutcomes = []string{expectOK, expectDenied, expectRoot, expectAny}
+var policyOutcomes = []string{expectOK, expectDenied, expectRoot, expectAny, expectUser}
 
 // policyRow is one line of the table: a channel under a mechanism, the
 // expected outcome per class (policyClasses' order).
@@ -233,7 +236,7 @@ var policyMechanismTitles = map[string]string{
 
 // policyOutcomeWords are the outcomes as the README writes them.
 var policyOutcomeWords = map[string]string{
-	expectOK: "yes", expectDenied: "no", expectRoot: "root only", expectAny: "varies",
+	expectOK: "yes", expectDenied: "no", expectRoot: "root only", expectAny: "varies", expectUser: "not root",
 }
 
 // policyMarkdown is the table as the README shows it: a row per channel, a
