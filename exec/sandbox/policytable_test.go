@@ -247,7 +247,7 @@ func policyMarkdown(pt policyTable) string {
 	b.WriteString("Can a child reach it? Checked from inside by `exec/sandbox`'s policy table test (a probe run as each class\n")
 	b.WriteString("of child under each mechanism, as root and as an unprivileged user), generated from\n")
 	b.WriteString("[`exec/sandbox/testdata/policy.table`](exec/sandbox/testdata/policy.table).\n")
-	b.WriteString("\"root only\": the OS itself refuses an unprivileged user; \"varies\": depends on the machine (see the table's comments).\n\n")
+	b.WriteString("\"root only\": the OS itself refuses an unprivileged user; \"varies\": depends on the machine; \"not root\": only without root, where Landlock alone cannot make a PID namespace (see the table's comments).\n\n")
 	b.WriteString("| channel |")
 	for _, m := range policyMechanisms {
 		fmt.Fprintf(&b, " %s |", policyMechanismTitles[m])
