@@ -13,9 +13,9 @@ import (
 // unixOK (a read-only mount and Landlock's rights do not stop connecting
 // to a listener by path), and a socket of another family but netlink only
 // when netOK (UDP too, which Landlock's network rights do not cover).
-// io_uring, which makes sockets without socket(2), and the system calls of
-// another architecture (x32, i386's socketcall) are refused whenever a
-// family is. Refusals are EACCES, as a file system refusal would be.
+// io_uring, which makes sockets without socket(2), is refused whenever a
+// family is; another architecture's calls (x32's, i386's socketcall) end
+// the program. Refusals are EACCES, as a file system refusal would be.
 //
 // A child without namespacesOK cannot make a user or mount namespace
 // (unshare, clone; clone3, whose flags a filter cannot read, says ENOSYS
@@ -56,9 +56,12 @@ func filterSockets(unixOK, netOK, namespacesOK bool) error {
 	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
 	prog := []unix.SockFilter{
 		ld(offArch),
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: arch, Jt: 1, Jf: 0}, ret(retDeny), // another architecture's calls
+		// Another architecture's calls (a 32-bit program's socketcall)
+		// end the program at once: refusing them all would leave it
+		// unable even to exit.
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: arch, Jt: 1, Jf: 0}, ret(unix.SECCOMP_RET_KILL_PROCESS),
 		ld(offNr),
-		{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, K: 0x40000000, Jt: 0, Jf: 1}, ret(retDeny), // x32
+		{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, K: 0x40000000, Jt: 0, Jf: 1}, ret(unix.SECCOMP_RET_KILL_PROCESS), // x32
 		ifNot(unix.SYS_IO_URING_SETUP), ret(retDeny),
 	}
 	if !namespacesOK {
