@@ -128,9 +128,17 @@ func runInPidNS(prog string, argv, env []string) int {
 // mem, of processes outside the domain is refused by Landlock itself.
 func confine(v view) error {
 	var rules []landlock.Rule
-	hidden := append([]string{"/dev"}, v.Hidden...)
-	if v.StateDir != "" {
-		hidden = append(hidden, v.StateDir)
+	// What a child may not read. Inside bwrap the mounts hide them (an
+	// empty tmpfs over the state dir and the credential stores, a /dev of
+	// its own), so reading is granted whole: Landlock grants, never
+	// subtracts, and granting all but a path costs a rule for each entry of
+	// every directory on the way to it (a /tmp of thousands).
+	var hidden []string
+	if !v.InBwrap {
+		hidden = append([]string{"/dev"}, v.Hidden...)
+		if v.StateDir != "" {
+			hidden = append(hidden, v.StateDir)
+		}
 	}
 	read := func(path string, dir bool) {
 		if dir {
