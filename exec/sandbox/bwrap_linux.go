@@ -155,7 +155,11 @@ func depth(path string) int {
 func (s *Sandbox) wrap(prog string, argv []string, spec Spec) (string, []string, error) {
 	switch s.Mechanism() {
 	case MechBwrap, MechLayered:
-		return s.bwrap, s.bwrapArgs(prog, argv, s.viewOf(spec)), nil
+		v := s.viewOf(spec)
+		if err := v.check(); err != nil {
+			return "", nil, err
+		}
+		return s.bwrap, s.bwrapArgs(prog, argv, v), nil
 	case MechLandlock:
 		args, err := s.landlockArgs(prog, argv, spec)
 		return s.self, args, err

@@ -67,15 +67,12 @@ func HideEnviron(args []string) {
 }
 
 // startsChildren says whether args (os.Args) may run a command that starts
-// child processes: any word before "--" is exec, resume or mcp, whatever
-// flags come before it ("hitl --prompt jsonl exec ..." too: a flag's value
-// is a word like any other). A word that only looks like one (a message)
-// costs a re-exec, never a leak.
+// child processes: any word is exec, resume or mcp, whatever flags come
+// before it ("hitl --prompt jsonl exec ..." too) and wherever a "--" stands
+// (it may be a flag's value: --working-dir --). A word that only looks like
+// one (a message) costs a re-exec, never a leak.
 func startsChildren(args []string) bool {
 	for _, a := range args[1:] {
-		if a == "--" {
-			return false
-		}
 		switch a {
 		case "exec", "resume", "mcp":
 			return true

@@ -185,8 +185,13 @@ func confine(v view) error {
 	}
 	rules = append(rules,
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom").WithIoctlDev().IgnoreIfMissing(),
-		landlock.RWDirs("/dev/shm").IgnoreIfMissing(),
 	)
+	if v.InBwrap || v.policy().writeAll {
+		// Inside bwrap /dev/shm is the sandbox's own; under Landlock
+		// alone it is the machine's, shared with every process of the
+		// user (a named pipe there may feed hitl its answers).
+		rules = append(rules, landlock.RWDirs("/dev/shm").IgnoreIfMissing())
+	}
 	if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
 		return err
 	}
@@ -240,8 +245,13 @@ func siblings(root string, hidden []string, fn func(path string, dir bool)) {
 			case onWay[p]:
 				visit(p)
 			default:
-				fi, err := os.Stat(p) // follows symlinks: rules hold resolved paths
-				if err != nil {
+				// A symbolic link is never followed: a rule on its
+				// target would grant what the link points at (the
+				// home's .ssh, /proc/sys), planted by whoever could
+				// make a link there. What it points at is granted
+				// only where its own tree is.
+				fi, err := os.Lstat(p)
+				if err != nil || fi.Mode()&os.ModeSymlink != 0 {
 					continue
 				}
 				fn(p, fi.IsDir())
@@ -270,6 +280,9 @@ func probeLandlock() (self, why string) {
 func (s *Sandbox) landlockArgs(prog string, argv []string, spec Spec) ([]string, error) {
 	v := s.viewOf(spec)
 	v.PidNS = s.pidns
+	if err := v.check(); err != nil {
+		return nil, err
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, err

@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"unicode/utf8"
 )
 
 // view is what one child may reach, built from its class's policy and the
@@ -126,4 +128,18 @@ func ancestors(p string) []string {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// check refuses a view the helper could not receive whole: its paths go as
+// JSON, which turns bytes that are not UTF-8 into U+FFFD, and a rule on a
+// path that does not exist would protect nothing (fail closed).
+func (v view) check() error {
+	paths := append([]string{v.StateDir, v.Dir}, v.Writable...)
+	paths = append(paths, v.Hidden...)
+	for _, p := range paths {
+		if !utf8.ValidString(p) {
+			return fmt.Errorf("sandbox: the path %q is not UTF-8, which the sandbox cannot protect: rename it (or run from another directory)", p)
+		}
+	}
+	return nil
 }

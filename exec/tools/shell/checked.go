@@ -138,9 +138,9 @@ func (t *Tool) execProgram(ctx context.Context, argv []string, callArgs map[stri
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
 		return interp.ExitStatus(126)
 	}
-	root, err := t.dir("")
-	if err != nil {
-		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
+	root, why := t.writableRoot()
+	if root == "" {
+		fmt.Fprintf(hc.Stderr, "%s: %s\n", argv[0], why)
 		return interp.ExitStatus(126)
 	}
 	env := append(environList(hc.Env), "TMPDIR="+tmp)

@@ -111,6 +111,12 @@ type Tool struct {
 	mu       sync.Mutex
 	approved *Approvals // the lines approved for the session
 	tmp      string     // the private temp dir of lines run unasked
+	// runRoot is the run's working directory (--working-dir, else the
+	// process's), its links resolved when the tool was made; absRoot the
+	// toolset's working_dir when the author named a place outside it
+	// (absolute, or ../), resolved then too. A link the model plants
+	// later moves neither.
+	runRoot, absRoot string
 }
 
 // New returns the tool.
@@ -131,7 +137,52 @@ func New(o Options) *Tool {
 	if approved == nil {
 		approved = &Approvals{}
 	}
-	return &Tool{opts: o, dialect: DialectOf(o.Shell), approved: approved}
+	t := &Tool{opts: o, dialect: DialectOf(o.Shell), approved: approved}
+	if wd, err := os.Getwd(); err == nil {
+		base := wd
+		if o.BaseDir != "" {
+			base = filepath.Join(wd, o.BaseDir)
+			if filepath.IsAbs(o.BaseDir) {
+				base = o.BaseDir
+			}
+		}
+		base = filepath.Clean(base)
+		t.runRoot = resolved(base)
+		// An author's working_dir that names a place outside the run's
+		// working directory (absolute, or ../) is theirs as written.
+		if wd := o.WorkingDir; wd != "" {
+			named := filepath.Join(base, wd)
+			if filepath.IsAbs(wd) {
+				named = filepath.Clean(wd)
+			}
+			if !within(named, base) {
+				t.absRoot = resolved(named)
+			}
+		}
+	}
+	return t
+}
+
+// writableRoot is where a line run unasked may write (DESIGN §15): the
+// toolset's working directory as the author wrote it — one outside the
+// run's working directory as it resolved when the tool was made, one
+// inside it only while it resolves inside it (a link planted there by an
+// earlier command cannot point it at /etc). "" with why when there is none.
+func (t *Tool) writableRoot() (root, why string) {
+	if t.absRoot != "" {
+		return t.absRoot, ""
+	}
+	if t.runRoot == "" {
+		return "", "the run's working directory cannot be found, so allow rules do not apply"
+	}
+	if t.opts.WorkingDir == "" {
+		return t.runRoot, ""
+	}
+	dir := resolved(filepath.Join(t.runRoot, t.opts.WorkingDir))
+	if dir == "" || !within(dir, t.runRoot) {
+		return "", fmt.Sprintf("the toolset's working directory %s does not resolve inside the run's working directory %s, so allow rules do not apply", t.opts.WorkingDir, t.runRoot)
+	}
+	return dir, ""
 }
 
 func (t *Tool) Spec() exec.ToolSpec {
@@ -353,12 +404,11 @@ func (a *Approvals) list() []string {
 // inside it. A line run unasked writes only in the working directory,
 // never in one because the model named it (DESIGN §15).
 func (t *Tool) outside(dir string) string {
-	root, err := t.dir("")
-	if err != nil {
-		return fmt.Sprintf("the run's working directory cannot be found (%v), so allow rules do not apply", err)
+	root, why := t.writableRoot()
+	if root == "" {
+		return why
 	}
-	realRoot, realDir := resolved(root), resolved(dir)
-	if realRoot == "" || realDir == "" || !within(realDir, realRoot) {
+	if realDir := resolved(dir); realDir == "" || !within(realDir, root) {
 		return fmt.Sprintf("it would run in %s, outside the run's working directory %s, so allow rules do not apply", dir, root)
 	}
 	return ""
