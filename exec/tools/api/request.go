@@ -65,8 +65,15 @@ func (r *Request) AddHeader(name, value string, author map[string]string) error 
 }
 
 // AddCookie adds a cookie the model set; its value must be cookie text
-// (RFC 6265 cookie-octets), which is sent as given.
-func (r *Request) AddCookie(name, value string) error {
+// (RFC 6265 cookie-octets), which is sent as given. Where the agent file's
+// headers (author) set a Cookie header, the model sets no cookie: one of
+// the two would not be sent as written.
+func (r *Request) AddCookie(name, value string, author map[string]string) error {
+	for k := range author {
+		if http.CanonicalHeaderKey(k) == "Cookie" {
+			return fmt.Errorf("cookie %s: the agent file's headers set Cookie; the call cannot add a cookie", name)
+		}
+	}
 	if err := showable(value, MaxShownHeader); err != nil {
 		return fmt.Errorf("cookie %s %w", name, err)
 	}

@@ -52,8 +52,11 @@ func TestRequestShownAsSent(t *testing.T) {
 
 func TestRequestCookieAndBodyBounds(t *testing.T) {
 	r := Request{Method: "POST", URL: "http://x/items"}
-	if err := r.AddCookie("session", "a;b=c"); err == nil {
+	if err := r.AddCookie("session", "a;b=c", nil); err == nil {
 		t.Error("cookie with ';': no error")
+	}
+	if err := r.AddCookie("session", "abc", map[string]string{"cookie": "auth=1"}); err == nil || !strings.Contains(err.Error(), "headers set Cookie") {
+		t.Errorf("cookie beside the author's Cookie header: %v", err)
 	}
 	r.Body = []byte(strings.Repeat("a", MaxShownBody+1))
 	if err := r.Check(); err == nil || !strings.Contains(err.Error(), "the body is") {

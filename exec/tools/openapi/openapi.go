@@ -293,7 +293,7 @@ func (t *Tool) request(args json.RawMessage) (api.Request, error) {
 		case t.in[k] == "header":
 			err = r.AddHeader(k, s, t.opts.Headers)
 		case t.in[k] == "cookie":
-			err = r.AddCookie(k, s)
+			err = r.AddCookie(k, s, t.opts.Headers)
 		default:
 			query.Set(k, s)
 			r.QuerySet = true
