@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -16,6 +18,8 @@ import (
 // (HTML), /same (a redirect to its own /page) and /away (a redirect to
 // OTHER_URL's /page). Every request either server gets is logged to
 // $WORK/web.log as "web|other METHOD PATH" (only GETs are served: else 405).
+// OTHER_URL answers "other host METHOD PATH", then " NAME=VALUE" for each
+// X- header and Cookie it got (openapi's header and cookie parameters).
 func init() {
 	scriptSetups = append(scriptSetups, func(env *testscript.Env) error {
 		var mu sync.Mutex
@@ -30,7 +34,16 @@ func init() {
 		}
 		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			logf("other", r)
-			fmt.Fprintf(w, "other host %s %s\n", r.Method, r.URL.Path)
+			var extra []string
+			for k, vs := range r.Header {
+				if strings.HasPrefix(k, "X-") || k == "Cookie" {
+					for _, v := range vs {
+						extra = append(extra, " "+k+"="+v)
+					}
+				}
+			}
+			sort.Strings(extra)
+			fmt.Fprintf(w, "other host %s %s%s\n", r.Method, r.URL.Path, strings.Join(extra, ""))
 		}))
 		web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			logf("web", r)

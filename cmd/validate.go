@@ -1,13 +1,17 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/exec/sandbox"
+	"github.com/hitl-dev/hitl/exec/tools/rag"
 	"github.com/hitl-dev/hitl/exec/tools/skills"
 	"github.com/spf13/cobra"
 )
@@ -83,6 +87,7 @@ func validateRun(opts *ValidateOptions) error {
 			}
 		}
 		skillNotes(opts.IO, file, cfg)
+		ragNotes(opts.IO, file, cfg)
 	}
 	if failed > 0 {
 		return &reportedError{fmt.Errorf("%d of %d files have errors: %w", failed, len(opts.Files), first)}
@@ -127,6 +132,34 @@ func skillNotes(ios *IOStreams, file string, cfg *config.Config) {
 			break
 		}
 		fmt.Fprintf(ios.ErrOut, "%s: note: skills: %q from %s\n", where, sk.Name, skills.Printable(sk.Path))
+	}
+}
+
+// ragNotes reads each rag entry's documents as a run would and says, at
+// the entry, which are skipped and why, and what would stop the run.
+func ragNotes(ios *IOStreams, file string, cfg *config.Config) {
+	entries := map[string]*config.RAG{}
+	var names []string
+	for _, a := range cfg.Agents {
+		for _, r := range a.RAG {
+			if entries[r.Name] == nil {
+				entries[r.Name] = r
+				names = append(names, r.Name)
+			}
+		}
+	}
+	sort.Strings(names)
+	deny := run.StateDirs(ios.Getenv)
+	for _, name := range names {
+		r := entries[name]
+		where := fmt.Sprintf("%s:%d:%d", file, r.Pos.Line, r.Pos.Col)
+		skipped, err := rag.Skipped(context.Background(), r, deny)
+		for _, msg := range skipped {
+			fmt.Fprintf(ios.ErrOut, "%s: note: rag %s: skipped %s\n", where, name, msg)
+		}
+		if err != nil {
+			fmt.Fprintf(ios.ErrOut, "%s: warning: %v; hitl exec will stop there\n", where, err)
+		}
 	}
 }
 

@@ -77,6 +77,9 @@ type universe struct {
 	// an mcp toolset (whose tool names the file may not list).
 	servers []string
 	mcp     bool
+	// openapi is true when any agent has an openapi toolset, whose tools
+	// the document names when the run starts.
+	openapi bool
 }
 
 func (l *loader) toolUniverse() *universe {
@@ -99,6 +102,10 @@ func (l *loader) toolUniverse() *universe {
 			}
 		}
 		for _, ts := range a.Toolsets {
+			if ts.Type == "openapi" {
+				u.openapi = true
+				continue
+			}
 			if ts.Type == "mcp" {
 				u.mcp = true
 				if ts.Server != "" && !contains(u.servers, ts.Server) {
@@ -149,6 +156,16 @@ func (u *universe) check(r rule.Rule) string {
 	if len(matched) == 0 {
 		if u.mcp {
 			return "" // a bare MCP tool name: known when the servers answer
+		}
+		if u.openapi {
+			// An operation of an OpenAPI document, read when the run
+			// starts: its arguments are the parts of its request.
+			for _, a := range r.Args {
+				if !httpRuleArg(a.Name) {
+					return fmt.Sprintf("gives argument %q%s, but an openapi tool's rules judge %s, header.NAME, cookie.NAME", a.Name, didYouMean(a.Name, HTTPRuleArgs), strings.Join(HTTPRuleArgs, ", "))
+				}
+			}
+			return ""
 		}
 		what := "names no tool any agent has"
 		if r.HasGlob() {

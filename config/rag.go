@@ -17,7 +17,10 @@ type RAG struct {
 	ToolName, Description, Instruction string
 	// Docs are the shared documents: paths, directories or globs, relative
 	// ones from the agent file's directory.
-	Docs       []string
+	Docs []string
+	// Dir is the agent file's directory (absolute): what a docs: entry
+	// under it names must really lie there, symlinks resolved.
+	Dir        string
 	Strategies []*RAGStrategy
 	Results    RAGResults
 }
@@ -110,6 +113,9 @@ func (l *loader) rag(k, n *yaml.Node, models map[string]*Model) *RAG {
 		return r
 	}
 	dir := filepath.Dir(l.file)
+	if abs, err := filepath.Abs(dir); err == nil {
+		r.Dir = abs
+	}
 	var strategiesNode *yaml.Node
 	l.eachKey(n, "rag key", ragKeys, nil, func(key string, k, v *yaml.Node) {
 		switch key {
@@ -180,7 +186,7 @@ func (l *loader) ragStrategy(r *RAG, n *yaml.Node, dir string, models map[string
 		s.Threshold = 0.5
 	}
 	s.Docs = append(s.Docs, r.Docs...)
-	var embedNode, chatNode *yaml.Node
+	var embedNode, chatNode, chunkingNode *yaml.Node
 	known := append(append([]string(nil), strategyKeys...), strategyOwn[s.Type]...)
 	l.eachKey(n, s.Type+" strategy key", known, nil, func(key string, k, v *yaml.Node) {
 		switch key {
@@ -193,6 +199,7 @@ func (l *loader) ragStrategy(r *RAG, n *yaml.Node, dir string, models map[string
 		case "database":
 			s.Database = l.str(v)
 		case "chunking":
+			chunkingNode = v
 			l.eachKey(v, "chunking key", []string{"size", "overlap", "respect_word_boundaries", "code_aware"}, nil, func(key string, k, v *yaml.Node) {
 				switch key {
 				case "size":
@@ -248,8 +255,8 @@ func (l *loader) ragStrategy(r *RAG, n *yaml.Node, dir string, models map[string
 			l.boolean(v)
 		}
 	})
-	if s.ChunkOverlap >= s.ChunkSize {
-		s.ChunkOverlap = s.ChunkSize / 2
+	if s.ChunkSize >= 1 {
+		l.checkOverlap(r, s, chunkingNode)
 	}
 	if s.Type != "bm25" {
 		if embedNode == nil {
@@ -272,6 +279,36 @@ func (l *loader) ragStrategy(r *RAG, n *yaml.Node, dir string, models map[string
 	}
 	return s
 }
+
+// checkOverlap holds the step between chunks to MinChunkStep: an overlap
+// written that leaves less is an error at it; the default overlap shrinks
+// to fit a small size.
+func (l *loader) checkOverlap(r *RAG, s *RAGStrategy, chunking *yaml.Node) {
+	least := MinChunkStep(s.ChunkSize)
+	step := s.ChunkSize - s.ChunkOverlap
+	if step >= least {
+		return
+	}
+	var at *yaml.Node
+	if chunking != nil {
+		for i := 0; i+1 < len(chunking.Content); i += 2 {
+			if chunking.Content[i].Value == "overlap" {
+				at = chunking.Content[i+1]
+			}
+		}
+	}
+	if at == nil {
+		s.ChunkOverlap = s.ChunkSize - least
+		return
+	}
+	l.errorf(at, "rag %s: chunking overlap %d leaves a step of %d runes between chunks of size %d; the step must be at least %d (a quarter of size, so a rune is in at most 4 chunks): set overlap to at most %d",
+		r.Name, s.ChunkOverlap, step, s.ChunkSize, least, s.ChunkSize-least)
+}
+
+// MinChunkStep is the least step between the starts of two chunks of
+// size runes (size minus overlap): a quarter of size, so that each rune is
+// in at most four chunks.
+func MinChunkStep(size int) int { return max(1, (size+3)/4) }
 
 func (l *loader) ragModel(r *RAG, n *yaml.Node, models map[string]*Model) *Model {
 	return l.modelRef(&Agent{Name: "of rag " + r.Name}, n, l.str(n), models, 0)

@@ -463,6 +463,8 @@ func (ts *Toolset) ToolArgs(name string) ([]string, bool) {
 		return nil, false
 	case "mcp":
 		return nil, false
+	case "api":
+		return HTTPRuleArgs, true
 	case "script":
 		for _, s := range ts.Scripts {
 			if s.Name == name {
@@ -481,6 +483,17 @@ func (ts *Toolset) ToolArgs(name string) ([]string, bool) {
 		}
 	}
 	return nil, false
+}
+
+// HTTPRuleArgs are the parts of an api or openapi call rules judge; an
+// openapi call's headers and cookies are header.NAME and cookie.NAME.
+var HTTPRuleArgs = []string{"method", "url", "path", "query", "body"}
+
+// httpRuleArg reports whether a rule's argument names a part of an
+// openapi call.
+func httpRuleArg(name string) bool {
+	n := strings.ToLower(name)
+	return contains(HTTPRuleArgs, n) || len(n) > 7 && strings.HasPrefix(n, "header.") || len(n) > 7 && strings.HasPrefix(n, "cookie.")
 }
 
 // ToolsetTypes lists the toolset types hitl implements, sorted.

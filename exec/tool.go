@@ -83,6 +83,11 @@ type Approval struct {
 	// approves every such call: no allow rule and no approval for the
 	// session lets it run unasked (deny rules and --yolo apply as ever).
 	Secret bool
+	// Parts are what the model set of an HTTP request, as rules name them
+	// (path, query, header.NAME, cookie.NAME, body): an allow rule with
+	// arguments admits the call only when it judges each (url judges path
+	// and query); otherwise a person is asked.
+	Parts []string
 	// Unconfined: the call runs a program that no sandbox confines (the
 	// machine has none, DESIGN §12). Like Secret, a person approves every
 	// such call: no allow rule and no approval for the session lets it run

@@ -142,20 +142,63 @@ func (c *Checker) Gates(tool string) bool {
 // Tool decides a call of a tool other than shell: Deny or Ask when a rule
 // says so, else Allow when an allow rule matches, else None (it runs).
 func (c *Checker) Tool(tool string, args map[string]any) Verdict {
+	return c.ToolParts(tool, args, nil)
+}
+
+// ToolParts is Tool for a call whose parts the model set (an HTTP
+// request's path, query, header.NAME, cookie.NAME, body): an allow rule
+// with arguments admits it only when it judges each part (names it, or url
+// for path and query); one that does not leaves the call to a person,
+// with the Reason saying which part. A bare allow rule (the tool's name
+// alone) admits every call, as it does for any tool.
+func (c *Checker) ToolParts(tool string, args map[string]any, parts []string) Verdict {
 	if c == nil {
 		return Verdict{}
 	}
+	var unjudged Verdict
 	for _, l := range []struct {
 		rules []Rule
 		d     Decision
 	}{{c.deny, Deny}, {c.ask, Ask}, {c.allow, Allow}} {
 		for _, r := range l.rules {
-			if r.tool.MatchString(tool) && r.matchArgs(args, nil, l.d == Allow) {
-				return Verdict{Decision: l.d, Rule: r.Text}
+			if !r.tool.MatchString(tool) || !r.matchArgs(args, nil, l.d == Allow) {
+				continue
 			}
+			if l.d == Allow {
+				if part := r.unjudged(parts); part != "" {
+					if unjudged.Reason == "" {
+						unjudged.Reason = fmt.Sprintf("the rule %q does not judge %s, which the model set", r.Text, part)
+					}
+					continue
+				}
+			}
+			return Verdict{Decision: l.d, Rule: r.Text}
 		}
 	}
-	return Verdict{}
+	return unjudged
+}
+
+// unjudged is the first of parts an argument rule r does not judge ("":
+// it judges all, or it is a bare rule).
+func (r Rule) unjudged(parts []string) string {
+	if !r.hasArgs() {
+		return ""
+	}
+	for _, p := range parts {
+		if !r.names(p) && !((p == "path" || p == "query") && r.names("url")) {
+			return p
+		}
+	}
+	return ""
+}
+
+func (r Rule) names(arg string) bool {
+	for _, a := range r.args {
+		if strings.EqualFold(a.name, arg) {
+			return true
+		}
+	}
+	return false
 }
 
 // matchArgs reports whether every argument glob of r matches args. cmd, when

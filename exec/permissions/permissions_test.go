@@ -204,3 +204,32 @@ func TestListArguments(t *testing.T) {
 		}
 	}
 }
+
+// An allow rule with arguments admits an HTTP call only when it judges
+// every part the model set; a bare rule admits any call.
+func TestToolPartsAllowJudgesEveryPart(t *testing.T) {
+	args := map[string]any{"url": "http://x/items?limit=2", "path": "/items", "query": "limit=2", "header.X-Http-Method-Override": "DELETE"}
+	for _, tc := range []struct {
+		allow, deny []string
+		parts       []string
+		want        Decision
+		reason      string
+	}{
+		{[]string{"listItems:url=http://x/*"}, nil, []string{"query"}, Allow, ""},
+		{[]string{"listItems:url=http://x/*"}, nil, []string{"query", "header.X-Http-Method-Override"}, None, "does not judge header.X-Http-Method-Override"},
+		{[]string{"listItems:path=/items"}, nil, []string{"query"}, None, "does not judge query"},
+		{[]string{"listItems:url=http://x/*:header.x-http-method-override=DELETE"}, nil, []string{"query", "header.X-Http-Method-Override"}, Allow, ""},
+		{[]string{"listItems:url=http://x/*:header.x-http-method-override=GET"}, nil, []string{"header.X-Http-Method-Override"}, None, ""},
+		{[]string{"listItems"}, nil, []string{"header.X-Http-Method-Override", "body"}, Allow, ""},
+		{nil, []string{"listItems:header.X-HTTP-Method-Override=DEL*"}, []string{"header.X-Http-Method-Override"}, Deny, ""},
+	} {
+		c, err := New(tc.allow, nil, tc.deny)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := c.ToolParts("listItems", args, tc.parts)
+		if v.Decision != tc.want || !strings.Contains(v.Reason, tc.reason) {
+			t.Errorf("allow %q deny %q parts %q: %v %q, want %v %q", tc.allow, tc.deny, tc.parts, v.Decision, v.Reason, tc.want, tc.reason)
+		}
+	}
+}

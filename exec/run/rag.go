@@ -31,7 +31,7 @@ func (r *Run) ragTool(c *config.RAG) (exec.Tool, error) {
 		Embedder: func(m *config.Model) (rag.Embedder, error) { return model.NewEmbedder(m, mo) },
 		Chat:     func(m *config.Model) (exec.Model, error) { return model.New(m, mo) },
 		Notice:   func(msg string) { r.notice("%s", msg) },
-		Deny:     r.stateDirs(),
+		Deny:     StateDirs(r.getenv),
 	})
 	if err != nil {
 		return nil, err
@@ -43,10 +43,10 @@ func (r *Run) ragTool(c *config.RAG) (exec.Tool, error) {
 	return t, nil
 }
 
-// stateDirs are hitl's own directories (the session key, the journals):
+// StateDirs are hitl's own directories (the session key, the journals):
 // nothing of them is read as a document.
-func (r *Run) stateDirs() []string {
-	dir, err := session.DefaultDir(r.getenv)
+func StateDirs(getenv func(string) string) []string {
+	dir, err := session.DefaultDir(getenv)
 	if err != nil {
 		return nil
 	}

@@ -255,42 +255,6 @@ func Describe(err error) string {
 	return fmt.Sprintf("exit status %d", code)
 }
 
-// LookPath finds file as execvp would with env's PATH, relative paths
-// against dir.
-func LookPath(file, dir string, env []string) (string, error) { return lookPath(file, dir, env) }
-
-func lookPath(file, dir string, env []string) (string, error) {
-	if strings.Contains(file, "/") {
-		p := file
-		if !filepath.IsAbs(p) && dir != "" {
-			p = filepath.Join(dir, p)
-		}
-		if err := executable(p); err != nil {
-			return "", &osexec.Error{Name: file, Err: err}
-		}
-		return filepath.Abs(p)
-	}
-	pathVar := "/usr/local/bin:/usr/bin:/bin"
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			pathVar = v
-		}
-	}
-	for _, d := range filepath.SplitList(pathVar) {
-		if d == "" {
-			d = "."
-		}
-		p := filepath.Join(d, file)
-		if !filepath.IsAbs(p) && dir != "" {
-			p = filepath.Join(dir, p)
-		}
-		if executable(p) == nil {
-			return filepath.Abs(p)
-		}
-	}
-	return "", &osexec.Error{Name: file, Err: osexec.ErrNotFound}
-}
-
 func executable(p string) error {
 	fi, err := os.Stat(p)
 	if err != nil {

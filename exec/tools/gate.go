@@ -84,8 +84,8 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 			args = ap.Args // what the call really does (a resolved path)
 		}
 	}
-	v := g.verdict(args, ap.Server)
-	var reason string
+	v := g.verdict(args, ap.Server, ap.Parts)
+	reason := v.Reason
 	if acting && ap.Secret {
 		// A call that sends a secret is never auto-allowed (DESIGN §5).
 		ap.SessionKey = ""
@@ -147,10 +147,10 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 
 // verdict judges a call by the tool's name and, for an MCP tool, its
 // qualified name mcp:SERVER:TOOL too: the stronger decision wins.
-func (g *gated) verdict(args map[string]any, server string) permissions.Verdict {
-	v := g.checker.Tool(g.name, args)
+func (g *gated) verdict(args map[string]any, server string, parts []string) permissions.Verdict {
+	v := g.checker.ToolParts(g.name, args, parts)
 	if server != "" {
-		if q := g.checker.Tool("mcp:"+server+":"+g.name, args); q.Decision > v.Decision {
+		if q := g.checker.ToolParts("mcp:"+server+":"+g.name, args, parts); q.Decision > v.Decision {
 			v = q
 		}
 	}

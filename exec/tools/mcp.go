@@ -282,25 +282,37 @@ func (g *gated) Server() string {
 	return ""
 }
 
-// RuleWarnings lists the deny and ask rules about MCP tools that match none
-// of the run's tools once the servers have listed theirs (DESIGN §7): an
+// RuleWarnings lists the deny and ask rules about MCP tools (or OpenAPI
+// operations) that match none of the run's tools once the servers have
+// listed theirs and the documents are read (DESIGN §7): an
 // mcp:SERVER:… rule naming a server of agent a, or a bare rule naming no
 // built-in tool of any agent, that no tool of list matches. A typo there
 // would silently deny or ask nothing.
 func RuleWarnings(cfg *config.Config, a *config.Agent, list []hexec.Tool) []string {
 	servers := map[string]bool{}
+	openapi := false
 	for _, ts := range a.Toolsets {
-		if ts.Type == "mcp" {
+		switch ts.Type {
+		case "mcp":
 			servers[strings.ToLower(ts.Server)] = true
+		case "openapi":
+			openapi = true
 		}
 	}
-	if len(servers) == 0 {
+	if len(servers) == 0 && !openapi {
 		return nil
+	}
+	offer := "the MCP servers"
+	switch {
+	case openapi && len(servers) > 0:
+		offer = "the MCP servers and the OpenAPI documents"
+	case openapi:
+		offer = "the OpenAPI documents"
 	}
 	builtin := map[string]bool{}
 	for _, ag := range cfg.Agents {
 		for _, ts := range ag.Toolsets {
-			if ts.Type != "mcp" {
+			if ts.Type != "mcp" && ts.Type != "openapi" {
 				for _, n := range ts.ToolNames() {
 					builtin[n] = true
 				}
@@ -333,7 +345,7 @@ func RuleWarnings(cfg *config.Config, a *config.Agent, list []hexec.Tool) []stri
 				continue // a built-in tool: config checked it
 			}
 			if !matchesAny(r, names) {
-				out = append(out, fmt.Sprintf("permissions.%s rule %q matches none of the tools the MCP servers offer", l.name, text))
+				out = append(out, fmt.Sprintf("permissions.%s rule %q matches none of the tools %s offer", l.name, text, offer))
 			}
 		}
 	}

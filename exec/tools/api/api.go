@@ -85,33 +85,29 @@ func (t *Tool) Spec() exec.ToolSpec {
 	return exec.ToolSpec{Name: t.cfg.Name, Description: desc, Parameters: params}
 }
 
-// request is what a call sends.
-type request struct {
-	method, url string
-	body        []byte
-}
-
-func (t *Tool) request(args json.RawMessage) (request, error) {
-	r := request{method: t.cfg.Method, url: t.cfg.Endpoint}
+// request is what a call sends: the arguments in the endpoint's ${name}
+// places (escaped), and for a POST all of them as the JSON body.
+func (t *Tool) request(args json.RawMessage) (Request, error) {
+	r := Request{Method: t.cfg.Method, URL: t.cfg.Endpoint}
 	var params map[string]any
 	if len(bytes.TrimSpace(args)) > 0 {
 		if err := json.Unmarshal(args, &params); err != nil {
 			return r, fmt.Errorf("invalid arguments for %s: %v", t.cfg.Name, err)
 		}
 	}
-	if r.method == http.MethodPost {
-		r.body, _ = json.Marshal(params)
+	if r.Method == http.MethodPost {
+		r.Body, _ = json.Marshal(params)
 		if params == nil {
-			r.body = []byte("{}")
+			r.Body = []byte("{}")
 		}
 	}
-	query := strings.Index(r.url, "?")
+	query := strings.Index(r.URL, "?")
 	var missing []string
 	var b strings.Builder
 	last := 0
-	for _, m := range placeholder.FindAllStringSubmatchIndex(r.url, -1) {
-		b.WriteString(r.url[last:m[0]])
-		name := r.url[m[2]:m[3]]
+	for _, m := range placeholder.FindAllStringSubmatchIndex(r.URL, -1) {
+		b.WriteString(r.URL[last:m[0]])
+		name := r.URL[m[2]:m[3]]
 		v, ok := params[name]
 		if !ok {
 			missing = append(missing, name)
@@ -129,36 +125,53 @@ func (t *Tool) request(args json.RawMessage) (request, error) {
 		}
 		if query >= 0 && m[0] > query {
 			b.WriteString(url.QueryEscape(s))
+			r.QuerySet = true
 		} else {
 			b.WriteString(url.PathEscape(s))
+			r.PathSet = true
 		}
 		last = m[1]
 	}
-	b.WriteString(r.url[last:])
+	b.WriteString(r.URL[last:])
 	if len(missing) > 0 {
 		return r, fmt.Errorf("%s needs %s: the endpoint %s has a place for each", t.cfg.Name, strings.Join(missing, ", "), t.cfg.Endpoint)
 	}
-	r.url = b.String()
+	r.URL = b.String()
+	if err := r.Check(); err != nil {
+		return r, fmt.Errorf("%s: %w", t.cfg.Name, err)
+	}
 	return r, nil
 }
 
-// Approval implements exec.Acting: the method and the exact URL (and the
-// body of a POST) are what a person approves; rules judge url and method.
+// Approval implements exec.Acting: the method, the exact URL and the body
+// of a POST are what a person approves and what rules judge (url, path,
+// query, body); an allow rule must judge each part the arguments fill.
 func (t *Tool) Approval(_ context.Context, call exec.ToolCall) (exec.Approval, bool, error) {
 	r, err := t.request(call.Arguments)
 	if err != nil {
 		return exec.Approval{}, false, err
 	}
-	u, _ := url.Parse(r.url)
-	show := r.method + " " + r.url
-	if r.body != nil {
-		show += "\n\n" + string(r.body)
+	return r.Approval("api " + t.cfg.Name), true, nil
+}
+
+// Approval is what a person approves of r. An approval "for this
+// session" holds for keyPrefix, r's origin and the headers and cookies
+// the model set, as they are: another value is asked again.
+func (r *Request) Approval(keyPrefix string) exec.Approval {
+	u, _ := url.Parse(r.URL)
+	key := keyPrefix + " " + u.Scheme + "://" + u.Host
+	for _, h := range r.Header {
+		key += "\n" + h[0] + ": " + h[1]
+	}
+	if len(r.Cookies) > 0 {
+		key += "\nCookie: " + r.cookieHeader()
 	}
 	return exec.Approval{
-		Args:       map[string]any{"url": r.url, "method": r.method},
-		Show:       show,
-		SessionKey: "api " + t.cfg.Name + " " + u.Scheme + "://" + u.Host,
-	}, true, nil
+		Args:       r.Args(),
+		Parts:      r.Parts(),
+		Show:       r.Show(),
+		SessionKey: key,
+	}
 }
 
 func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error) {
@@ -166,19 +179,9 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 	if err != nil {
 		return exec.Result{IsError: true, Text: err.Error()}, nil
 	}
-	var body io.Reader = http.NoBody
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, r.url, body)
+	req, err := r.HTTP(ctx, t.cfg.Headers)
 	if err != nil {
 		return exec.Result{IsError: true, Text: err.Error()}, nil
-	}
-	for k, v := range t.cfg.Headers {
-		req.Header.Set(k, v)
-	}
-	if r.body != nil {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	return Send(ctx, t.client, req, t.mask)
 }

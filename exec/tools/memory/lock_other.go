@@ -12,3 +12,6 @@ import (
 // target yet): two processes writing the same memory file at once may lose
 // one's change there (never the file: writes are atomic renames).
 func lockFile(context.Context, *os.File, time.Duration) error { return nil }
+
+// lockOpenFlags: no symlink or FIFO flags here.
+const lockOpenFlags = 0

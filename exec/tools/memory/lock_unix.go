@@ -34,3 +34,7 @@ func lockFile(ctx context.Context, f *os.File, wait time.Duration) error {
 		}
 	}
 }
+
+// lockOpenFlags open the lock file: never through a symlink, never
+// blocking on a FIFO.
+const lockOpenFlags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK

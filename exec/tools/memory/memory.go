@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -171,9 +172,11 @@ func wrong(format string, args ...any) error {
 	return &modelError{fmt.Sprintf(format, args...)}
 }
 
-// load reads the memory file; a missing file is empty.
+// load reads the memory file; a missing file is empty. It is opened
+// without blocking and must be a regular file: a FIFO planted in its place
+// would hold the run forever, a device is no memory file.
 func (s *Toolset) load() (*file, error) {
-	f, err := os.Open(s.path)
+	f, err := os.OpenFile(s.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &file{}, nil
 	}
@@ -181,6 +184,9 @@ func (s *Toolset) load() (*file, error) {
 		return nil, fmt.Errorf("memory %s: %w", s.path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("memory %s: not a regular file: it is not one hitl wrote; give the toolset another path", s.path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("memory %s: %w", s.path, err)
@@ -250,7 +256,9 @@ func (s *Toolset) with(ctx context.Context, write bool, fn func(*file) (changed 
 			return fmt.Errorf("memory %s: %w", s.path, err)
 		}
 	}
-	lf, err := os.OpenFile(s.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	// Never through a symlink: one planted there would have hitl create
+	// a file wherever it points.
+	lf, err := os.OpenFile(s.path+".lock", os.O_RDWR|os.O_CREATE|lockOpenFlags, 0o600)
 	switch {
 	case err == nil:
 		defer lf.Close()

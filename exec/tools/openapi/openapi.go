@@ -6,7 +6,6 @@
 package openapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -255,24 +254,20 @@ func (t *Tool) Spec() exec.ToolSpec {
 	return exec.ToolSpec{Name: t.name, Description: t.desc, Parameters: t.params}
 }
 
-type request struct {
-	url  string
-	body []byte
-	hdr  map[string]string
-}
-
 // request builds the call: path parameters escaped into their place (a
 // value can never add a segment, a query or another host), body_ fields
-// into a JSON body, header parameters as headers, the rest as the query.
-func (t *Tool) request(args json.RawMessage) (request, error) {
+// into a JSON body, header and cookie parameters as a header and a
+// cookie, the rest as the query. Every part is what the approval shows
+// and the rules judge (api.Request).
+func (t *Tool) request(args json.RawMessage) (api.Request, error) {
+	r := api.Request{Method: t.method}
 	var params map[string]any
 	if err := json.Unmarshal(args, &params); err != nil {
-		return request{}, fmt.Errorf("invalid arguments for %s: %v", t.name, err)
+		return r, fmt.Errorf("invalid arguments for %s: %v", t.name, err)
 	}
 	path := t.path
 	query := url.Values{}
 	body := map[string]any{}
-	hdr := map[string]string{}
 	keys := make([]string, 0, len(params))
 	for k := range params {
 		keys = append(keys, k)
@@ -285,52 +280,52 @@ func (t *Tool) request(args json.RawMessage) (request, error) {
 			j, _ := json.Marshal(v)
 			s = string(j)
 		}
+		var err error
 		switch {
 		case strings.HasPrefix(k, "body_"):
 			body[strings.TrimPrefix(k, "body_")] = v
 		case strings.Contains(t.path, "{"+k+"}"):
 			if s == "." || s == ".." || s == "" {
-				return request{}, fmt.Errorf("%s: %s may not be %q: it would move the request to another path", t.name, k, s)
+				return r, fmt.Errorf("%s: %s may not be %q: it would move the request to another path", t.name, k, s)
 			}
 			path = strings.ReplaceAll(path, "{"+k+"}", url.PathEscape(s))
+			r.PathSet = true
 		case t.in[k] == "header":
-			if strings.ContainsAny(s, "\r\n") {
-				return request{}, fmt.Errorf("%s: header %s may not hold a line break", t.name, k)
-			}
-			hdr[k] = s
+			err = r.AddHeader(k, s, t.opts.Headers)
+		case t.in[k] == "cookie":
+			err = r.AddCookie(k, s, t.opts.Headers)
 		default:
 			query.Set(k, s)
+			r.QuerySet = true
+		}
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", t.name, err)
 		}
 	}
 	if strings.Contains(path, "{") {
-		return request{}, fmt.Errorf("%s needs every parameter of its path %s", t.name, t.path)
+		return r, fmt.Errorf("%s needs every parameter of its path %s", t.name, t.path)
 	}
-	r := request{url: t.base + path, hdr: hdr}
+	r.URL = t.base + path
 	if len(query) > 0 {
-		r.url += "?" + query.Encode()
+		r.URL += "?" + query.Encode()
 	}
 	if len(body) > 0 {
-		r.body, _ = json.Marshal(body)
+		r.Body, _ = json.Marshal(body)
+	}
+	if err := r.Check(); err != nil {
+		return r, fmt.Errorf("%s: %w", t.name, err)
 	}
 	return r, nil
 }
 
-// Approval implements exec.Acting: every call is approved, as fetch's.
+// Approval implements exec.Acting: every call is approved, as fetch's;
+// the person sees, and rules judge, every part the model set.
 func (t *Tool) Approval(_ context.Context, call exec.ToolCall) (exec.Approval, bool, error) {
 	r, err := t.request(call.Arguments)
 	if err != nil {
 		return exec.Approval{}, false, err
 	}
-	show := t.method + " " + r.url
-	if r.body != nil {
-		show += "\n\n" + string(r.body)
-	}
-	u, _ := url.Parse(r.url)
-	return exec.Approval{
-		Args:       map[string]any{"url": r.url, "method": t.method},
-		Show:       show,
-		SessionKey: "openapi " + t.name + " " + u.Scheme + "://" + u.Host,
-	}, true, nil
+	return r.Approval("openapi " + t.name), true, nil
 }
 
 func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error) {
@@ -338,23 +333,12 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 	if err != nil {
 		return exec.Result{IsError: true, Text: err.Error()}, nil
 	}
-	var body io.Reader = http.NoBody
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, t.method, r.url, body)
+	req, err := r.HTTP(ctx, t.opts.Headers)
 	if err != nil {
 		return exec.Result{IsError: true, Text: err.Error()}, nil
 	}
-	req.Header.Set("Accept", "application/json")
-	if r.body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range r.hdr {
-		req.Header.Set(k, v)
-	}
-	for k, v := range t.opts.Headers {
-		req.Header.Set(k, v)
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
 	}
 	return api.Send(ctx, t.client, req, t.opts.Mask)
 }

@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"context"
 	"math"
 	"sort"
 	"strings"
@@ -37,10 +38,15 @@ type bm25 struct {
 	k1, b  float64
 }
 
-func newBM25(chunks []chunk, k1, b float64) *bm25 {
+func newBM25(ctx context.Context, chunks []chunk, k1, b float64) (*bm25, error) {
 	x := &bm25{chunks: chunks, df: map[string]int{}, k1: k1, b: b}
 	total := 0
-	for _, c := range chunks {
+	for i, c := range chunks {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		tf := map[string]int{}
 		ts := terms(c.text)
 		for _, t := range ts {
@@ -56,7 +62,7 @@ func newBM25(chunks []chunk, k1, b float64) *bm25 {
 	if len(chunks) > 0 {
 		x.avg = float64(total) / float64(len(chunks))
 	}
-	return x
+	return x, nil
 }
 
 // search scores every chunk for query: the sum over the query's terms of

@@ -1,6 +1,10 @@
 package rag
 
-import "strings"
+import (
+	"context"
+	"fmt"
+	"strings"
+)
 
 // chunk is a piece of a document.
 type chunk struct {
@@ -11,10 +15,33 @@ type chunk struct {
 
 func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
 
+// budget counts the chunks of one strategy and their bytes while they are
+// made: splitting stops at the first chunk past a bound, so an overlap
+// that repeats the text never holds more than the bounds in memory.
+type budget struct {
+	chunks, bytes       int
+	maxChunks, maxBytes int
+}
+
+// add counts a chunk of n bytes.
+func (b *budget) add(n int) error {
+	b.chunks++
+	b.bytes += n
+	switch {
+	case b.chunks > b.maxChunks:
+		return fmt.Errorf("more than %d chunks: raise chunking.size or name fewer docs", b.maxChunks)
+	case b.bytes > b.maxBytes:
+		return fmt.Errorf("the chunks hold more than %d bytes (overlap repeats text): lower chunking.overlap, raise chunking.size or name fewer docs", b.maxBytes)
+	}
+	return nil
+}
+
 // split cuts text into chunks of size runes overlapping by overlap, as
 // cagent does: with word boundaries a chunk (but the last) ends at
-// whitespace near its end, and the next starts at a word.
-func split(text string, size, overlap int, words bool) []string {
+// whitespace near its end, and the next starts at a word. Each chunk is
+// counted in b as it is made; past b's bounds, or at the end of ctx, it
+// stops with the error.
+func split(ctx context.Context, text string, size, overlap int, words bool, b *budget) ([]string, error) {
 	if size <= 0 {
 		size = 1000
 	}
@@ -23,13 +50,21 @@ func split(text string, size, overlap int, words bool) []string {
 	}
 	rs := []rune(text)
 	var out []string
-	for start := 0; start < len(rs); {
+	for start, n := 0, 0; start < len(rs); n++ {
+		if n%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		end := min(start+size, len(rs))
 		if words && end < len(rs) {
 			window := min(max(size/5, 50), 500)
 			end = boundary(rs, start, end, window)
 		}
 		if c := strings.TrimSpace(string(rs[start:end])); c != "" {
+			if err := b.add(len(c)); err != nil {
+				return nil, err
+			}
 			out = append(out, c)
 		}
 		if end >= len(rs) {
@@ -46,7 +81,7 @@ func split(text string, size, overlap int, words bool) []string {
 		}
 		start = next
 	}
-	return out
+	return out, nil
 }
 
 // boundary moves end back (then forward) to whitespace within window.

@@ -25,6 +25,9 @@ const MaxResults = 10
 const (
 	MaxChunks  = 100000
 	MaxNumbers = 32 << 20
+	// MaxChunkBytes bounds the text of a strategy's chunks, counted while
+	// documents are split (an overlap repeats text).
+	MaxChunkBytes = 128 << 20
 )
 
 // Options are what building an index needs.
@@ -74,28 +77,38 @@ func Instructions(r *config.RAG) string {
 	return fmt.Sprintf("Search documents in %s to find relevant code or documentation. Provide a clear search query describing what you need.", Name(r))
 }
 
-// New reads and indexes r's documents.
+// New reads and indexes r's documents. Skipped documents are said once
+// through o.Notice; the end of ctx stops the indexing with its cause.
 func New(ctx context.Context, r *config.RAG, o Options) (*Tool, error) {
 	if o.Notice == nil {
 		o.Notice = func(string) {}
 	}
 	t := &Tool{rag: r, notice: o.Notice, full: map[string]string{}}
-	for _, s := range r.Strategies {
-		docs, err := collect(s.Docs, o.Deny, func(msg string) { o.Notice(fmt.Sprintf("rag %s: skipped %s", r.Name, msg)) })
-		if err != nil {
-			return nil, fmt.Errorf("rag %s: %w", r.Name, err)
+	skip := onceSkip(r, o.Notice)
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("rag %s: indexing stopped: %w", r.Name, context.Cause(ctx))
 		}
-		var chunks []chunk
+		return err
+	}
+	for _, s := range r.Strategies {
+		docs, err := collect(ctx, s.Docs, r.Dir, o.Deny, skip)
+		if err != nil {
+			return nil, stopped(fmt.Errorf("rag %s: %w", r.Name, err))
+		}
+		size := 0
 		for _, d := range docs {
-			if r.Results.FullContent {
+			size += len(d.text)
+		}
+		o.Notice(fmt.Sprintf("rag %s: indexing %d files (%d bytes) with %s", r.Name, len(docs), size, s.Type))
+		chunks, err := chunkAll(ctx, s, docs)
+		if err != nil {
+			return nil, stopped(fmt.Errorf("rag %s: %s: %w", r.Name, s.Type, err))
+		}
+		if r.Results.FullContent {
+			for _, d := range docs {
 				t.full[d.path] = d.text
 			}
-			for i, c := range split(d.text, s.ChunkSize, s.ChunkOverlap, s.WordBoundaries) {
-				chunks = append(chunks, chunk{path: d.path, index: i, text: c})
-			}
-		}
-		if len(chunks) > MaxChunks {
-			return nil, fmt.Errorf("rag %s: %s: %d chunks, more than %d: raise chunking.size or name fewer docs", r.Name, s.Type, len(chunks), MaxChunks)
 		}
 		if s.Type != "bm25" && len(chunks)*s.Dims > MaxNumbers {
 			return nil, fmt.Errorf("rag %s: %s: %d chunks of %d dimensions are more than %d numbers to keep: raise chunking.size or name fewer docs", r.Name, s.Type, len(chunks), s.Dims, MaxNumbers)
@@ -103,7 +116,9 @@ func New(ctx context.Context, r *config.RAG, o Options) (*Tool, error) {
 		st := strategy{typ: s.Type, limit: s.Limit, threshold: s.Threshold}
 		switch s.Type {
 		case "bm25":
-			st.bm25 = newBM25(chunks, s.K1, s.B)
+			if st.bm25, err = newBM25(ctx, chunks, s.K1, s.B); err != nil {
+				return nil, stopped(err)
+			}
 		default:
 			e, err := o.Embedder(s.EmbeddingModel)
 			if err != nil {
@@ -120,7 +135,7 @@ func New(ctx context.Context, r *config.RAG, o Options) (*Tool, error) {
 				}
 				o.Notice(fmt.Sprintf("rag %s: summarizing %d chunks with %s", r.Name, len(chunks), s.ChatRef))
 				if texts, err = summarize(ctx, chat, s.SemanticPrompt, chunks); err != nil {
-					return nil, fmt.Errorf("rag %s: %w", r.Name, err)
+					return nil, stopped(fmt.Errorf("rag %s: %w", r.Name, err))
 				}
 			}
 			if len(chunks) > 0 {
@@ -128,7 +143,7 @@ func New(ctx context.Context, r *config.RAG, o Options) (*Tool, error) {
 			}
 			vecs, err := embedAll(ctx, e, texts, s.Dims, s.BatchSize, s.Concurrency)
 			if err != nil {
-				return nil, fmt.Errorf("rag %s: %w", r.Name, err)
+				return nil, stopped(fmt.Errorf("rag %s: %w", r.Name, err))
 			}
 			st.vectors = &vectors{chunks: chunks, vecs: vecs, embed: e, dims: s.Dims}
 		}
@@ -142,6 +157,53 @@ func New(ctx context.Context, r *config.RAG, o Options) (*Tool, error) {
 		t.rerank = m
 	}
 	return t, nil
+}
+
+// chunkAll splits a strategy's documents, counting chunks and bytes as it
+// goes: the first document past a bound is named in the error.
+func chunkAll(ctx context.Context, s *config.RAGStrategy, docs []doc) ([]chunk, error) {
+	b := &budget{maxChunks: MaxChunks, maxBytes: MaxChunkBytes}
+	var chunks []chunk
+	for _, d := range docs {
+		parts, err := split(ctx, d.text, s.ChunkSize, s.ChunkOverlap, s.WordBoundaries, b)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("chunking %s: %w", shown(d.path), err)
+		}
+		for i, c := range parts {
+			chunks = append(chunks, chunk{path: d.path, index: i, text: c})
+		}
+	}
+	return chunks, nil
+}
+
+// onceSkip says each skipped document once, whichever strategies read it.
+func onceSkip(r *config.RAG, notice func(string)) func(string) {
+	said := map[string]bool{}
+	return func(msg string) {
+		if !said[msg] {
+			said[msg] = true
+			notice(fmt.Sprintf("rag %s: skipped %s", r.Name, msg))
+		}
+	}
+}
+
+// Skipped reads r's documents as a run would and returns what it skips and
+// why (each once), for hitl validate; err is what would stop the run.
+func Skipped(ctx context.Context, r *config.RAG, deny []string) (skipped []string, err error) {
+	skip := onceSkip(r, func(msg string) { skipped = append(skipped, msg) })
+	for _, s := range r.Strategies {
+		docs, err := collect(ctx, s.Docs, r.Dir, deny, skip)
+		if err != nil {
+			return skipped, fmt.Errorf("rag %s: %w", r.Name, err)
+		}
+		if _, err := chunkAll(ctx, s, docs); err != nil {
+			return skipped, fmt.Errorf("rag %s: %s: %w", r.Name, s.Type, err)
+		}
+	}
+	return skipped, nil
 }
 
 func (t *Tool) Spec() exec.ToolSpec {

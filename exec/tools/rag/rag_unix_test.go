@@ -30,7 +30,10 @@ func TestSplit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := split(tt.text, tt.size, tt.overlap, tt.words)
+			got, err := split(context.Background(), tt.text, tt.size, tt.overlap, tt.words, &budget{maxChunks: 100, maxBytes: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Errorf("split %q = %q, want %q", tt.text, got, tt.want)
 			}
@@ -51,7 +54,10 @@ func TestBM25(t *testing.T) {
 		{path: "b", text: "rivers and trout and mountains"},
 		{path: "c", text: "moss moss moss grows on stones"},
 	}
-	x := newBM25(chunks, 1.5, 0.75)
+	x, err := newBM25(context.Background(), chunks, 1.5, 0.75)
+	if err != nil {
+		t.Fatal(err)
+	}
 	hits, err := x.search("moss winter", 0, 5)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +139,7 @@ func TestCollectSkips(t *testing.T) {
 	if err := os.Symlink("/proc/self/environ", filepath.Join(dir, "env.md")); err != nil {
 		t.Fatal(err)
 	}
-	docs, err := collect([]string{dir, "/dev/zero", "/proc/self/environ", filepath.Join(dir, "missing"), filepath.Join(dir, "*.md")}, []string{state}, func(s string) { skipped = append(skipped, s) })
+	docs, err := collect(context.Background(), []string{dir, "/dev/zero", "/proc/self/environ", filepath.Join(dir, "missing"), filepath.Join(dir, "*.md")}, "", []string{state}, func(s string) { skipped = append(skipped, s) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +147,7 @@ func TestCollectSkips(t *testing.T) {
 		t.Errorf("docs %+v", docs)
 	}
 	joined := strings.Join(skipped, "\n")
-	for _, want := range []string{"pipe.md: not a regular file", "environ is not a document", "session.key is not a document"} {
+	for _, want := range []string{"pipe.md: not a regular file", "environ is not a document", "link: it leads to /etc/passwd (symlinks resolved), outside " + dir, "key.md: it leads to", "bin.dat: binary"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("skipped %q, want %q among them", skipped, want)
 		}
@@ -155,12 +161,113 @@ func TestIndexBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &config.RAG{Name: "docs", Strategies: []*config.RAGStrategy{{Type: "bm25", Docs: []string{dir}, ChunkSize: 2, ChunkOverlap: 0, Limit: 5}}}
-	if _, err := New(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "more than 100000: raise chunking.size") {
+	if _, err := New(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "rag docs: bm25: chunking "+filepath.Join(dir, "a.txt")+": more than 100000 chunks: raise chunking.size") {
 		t.Errorf("error %v", err)
 	}
 	cfg.Strategies[0] = &config.RAGStrategy{Type: "chunked-embeddings", Docs: []string{dir}, ChunkSize: 10, Dims: 4096, Limit: 5}
 	embedder := func(*config.Model) (Embedder, error) { return nil, nil }
 	if _, err := New(context.Background(), cfg, Options{Embedder: embedder}); err == nil || !strings.Contains(err.Error(), "numbers to keep") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// Splitting stops at the first chunk past a bound: chunks are counted, and
+// their bytes, as they are made, never after.
+func TestSplitStopsAtBudget(t *testing.T) {
+	text := strings.Repeat("abcdefghij", 1000)
+	for _, tc := range []struct {
+		name string
+		b    budget
+		want string
+		made int
+	}{
+		{"chunks", budget{maxChunks: 5, maxBytes: 1 << 20}, "more than 5 chunks", 6},
+		{"bytes", budget{maxChunks: 1 << 20, maxBytes: 1000}, "the chunks hold more than 1000 bytes", 11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.b
+			_, err := split(context.Background(), text, 100, 10, false, &b)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if b.chunks != tc.made {
+				t.Errorf("made %d chunks before stopping, want %d", b.chunks, tc.made)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := split(ctx, text, 10, 0, false, &budget{maxChunks: 1 << 20, maxBytes: 1 << 20}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: error %v", err)
+	}
+}
+
+// A document's real path must lie under what its docs: entry names, named
+// by glob, directory or file alike; an entry under the agent file's
+// directory must really lie there.
+func TestCollectConfinedToWhatIsNamed(t *testing.T) {
+	top := t.TempDir()
+	secret := filepath.Join(top, "secret")
+	project := filepath.Join(top, "project")
+	docs := filepath.Join(project, "docs")
+	for _, d := range []string{secret, docs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p, text string) {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, p string) {
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(secret, "id_rsa"), "PRIVATE KEY")
+	write(filepath.Join(docs, "guide.md"), "guide")
+	write(filepath.Join(project, "README.md"), "readme")
+	link(filepath.Join(secret, "id_rsa"), filepath.Join(docs, "notes.md"))
+	link("guide.md", filepath.Join(docs, "alias.md"))                           // inside: read once
+	link(filepath.Join(project, "README.md"), filepath.Join(docs, "readme.md")) // outside docs/
+	link(secret, filepath.Join(project, "planted"))                             // a directory out of the project
+	link(filepath.Join(secret, "id_rsa"), filepath.Join(project, "key.md"))     // a file out of the project
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		want  []string
+	}{
+		{"glob", []string{filepath.Join(docs, "*.md")}, []string{"alias.md"}}, // guide.md read once, as alias.md
+		{"directory", []string{docs}, []string{"alias.md"}},                   // guide.md read once, as alias.md
+		{"file", []string{filepath.Join(docs, "notes.md"), filepath.Join(docs, "guide.md")}, []string{"guide.md"}},
+		{"planted directory", []string{filepath.Join(project, "planted"), filepath.Join(project, "planted", "*")}, nil},
+		{"planted file", []string{filepath.Join(project, "key.md")}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var skipped []string
+			got, err := collect(context.Background(), tc.paths, project, nil, func(s string) { skipped = append(skipped, s) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, d := range got {
+				if strings.Contains(d.text, "PRIVATE") || strings.Contains(d.text, "readme") {
+					t.Errorf("read %s: %q", d.path, d.text)
+				}
+				names = append(names, filepath.Base(d.path))
+			}
+			if strings.Join(names, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("read %q, want %q (skipped %q)", names, tc.want, skipped)
+			}
+			if len(skipped) == 0 {
+				t.Errorf("nothing said skipped")
+			}
+			for _, s := range skipped {
+				if !strings.Contains(s, "outside") {
+					t.Errorf("skipped %q: want why (outside ...)", s)
+				}
+			}
+		})
 	}
 }

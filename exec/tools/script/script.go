@@ -304,9 +304,21 @@ func (t *Tool) Approval(_ context.Context, call exec.ToolCall) (exec.Approval, b
 	if t.s.opts.Sandbox.AllowRulesApply() {
 		return exec.Approval{}, false, nil
 	}
+	// The arguments as the command gets them, decoded (a JSON escape
+	// shows as what it stands for), not the model's JSON text.
+	env, unset, err := t.env(call.Arguments)
+	if err != nil {
+		return exec.Approval{}, false, err
+	}
 	show := "Runs: " + t.cmd.Cmd
-	if len(call.Arguments) > 0 && string(call.Arguments) != "{}" {
-		show += "\nwith the arguments (as environment variables): " + string(call.Arguments)
+	var lines []string
+	for _, name := range slices.Sorted(maps.Keys(t.cmd.Args)) {
+		if !slices.Contains(unset, name) {
+			lines = append(lines, name+"="+env[name])
+		}
+	}
+	if len(lines) > 0 {
+		show += "\nwith the arguments (as environment variables):\n" + strings.Join(lines, "\n")
 	}
 	return exec.Approval{Show: show, Unconfined: true}, true, nil
 }

@@ -226,3 +226,20 @@ func TestCancel(t *testing.T) {
 		t.Errorf("err %v after %s", err, time.Since(start))
 	}
 }
+
+// Where a person approves a script call, they see the arguments as the
+// command gets them: decoded, not the model's JSON text (whose escapes
+// could spell a value the person does not read).
+func TestApprovalShowsArgumentsAsSet(t *testing.T) {
+	s, err := New(Options{Commands: map[string]Command{"deploy": {Cmd: "./deploy.sh", Args: map[string]any{"target": nil, "note": nil}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap, asks, err := s.Tools()[0].(exec.Acting).Approval(t.Context(), exec.ToolCall{Arguments: []byte(`{"target":"\u0070roduction"}`)})
+	if err != nil || !asks {
+		t.Fatalf("asks %v, %v", asks, err)
+	}
+	if want := "Runs: ./deploy.sh\nwith the arguments (as environment variables):\ntarget=production"; ap.Show != want {
+		t.Errorf("show %q, want %q", ap.Show, want)
+	}
+}

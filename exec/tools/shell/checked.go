@@ -128,7 +128,9 @@ func boundedReadDir() interp.ReadDirHandlerFunc2 {
 // leaves running when it exits is stopped.
 func (t *Tool) execProgram(ctx context.Context, argv []string, callArgs map[string]any) error {
 	hc := interp.HandlerCtx(ctx)
-	path, err := interp.LookPathDir(hc.Dir, hc.Env, argv[0])
+	// Only absolute PATH entries: an empty one would find a program
+	// planted in the working directory (sandbox.LookPath).
+	path, err := sandbox.LookPath(argv[0], hc.Dir, environList(hc.Env))
 	if err != nil {
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
 		return interp.ExitStatus(127)

@@ -116,6 +116,12 @@ func (s *Set) Lookup(name string) (Skill, bool) {
 type root struct {
 	dir       string
 	recursive bool // every SKILL.md below it; else only DIR/CHILD/SKILL.md
+	// within, for a root in the project, is the project (its git root, or
+	// cwd): a skill file there is read only when its real path lies in it,
+	// so a repository's symlink cannot hand the model a file from
+	// elsewhere on the machine. Roots in the home directory are the
+	// person's own and follow symlinks, as cagent does.
+	within string
 }
 
 // Roots are the directories Discover looks in, in cagent's order (later
@@ -128,14 +134,16 @@ func roots(home, cwd string) []root {
 	var out []root
 	if home != "" {
 		out = append(out,
-			root{filepath.Join(home, ".codex", "skills"), true},
-			root{filepath.Join(home, ".claude", "skills"), false},
-			root{filepath.Join(home, ".agents", "skills"), true})
+			root{filepath.Join(home, ".codex", "skills"), true, ""},
+			root{filepath.Join(home, ".claude", "skills"), false, ""},
+			root{filepath.Join(home, ".agents", "skills"), true, ""})
 	}
 	if cwd != "" {
-		out = append(out, root{filepath.Join(cwd, ".claude", "skills"), false})
-		for _, dir := range projectDirs(cwd) {
-			out = append(out, root{filepath.Join(dir, ".agents", "skills"), false})
+		dirs := projectDirs(cwd)
+		project := dirs[0]
+		out = append(out, root{filepath.Join(cwd, ".claude", "skills"), false, project})
+		for _, dir := range dirs {
+			out = append(out, root{filepath.Join(dir, ".agents", "skills"), false, project})
 		}
 	}
 	return out
@@ -240,7 +248,7 @@ func (d *discovery) scan(r root) {
 		if d.stopped || !e.dir || hidden(e.name) {
 			continue
 		}
-		d.load(filepath.Join(r.dir, e.name, FileName), true)
+		d.load(filepath.Join(r.dir, e.name, FileName), true, r.within)
 	}
 }
 
@@ -264,7 +272,7 @@ func (d *discovery) walk(dir string, depth int) {
 		case e.dir:
 			d.walk(path, depth+1)
 		case e.name == FileName:
-			d.load(path, false)
+			d.load(path, false, "")
 		}
 	}
 }
@@ -320,8 +328,12 @@ func (d *discovery) readDir(dir string) ([]entry, bool) {
 
 // load reads the skill file at path. A missing file is no skill and no
 // note when optional (a flat root's child without a SKILL.md).
-func (d *discovery) load(path string, optional bool) {
+func (d *discovery) load(path string, optional bool, within string) {
 	if _, err := os.Lstat(path); err != nil && optional && errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if msg := outside(path, within); msg != "" {
+		d.note(path, "skipped: %s", msg)
 		return
 	}
 	s, err := readSkill(path)
@@ -329,11 +341,35 @@ func (d *discovery) load(path string, optional bool) {
 		d.note(path, "skipped: %v", err)
 		return
 	}
+	if msg := outside(path, within); msg != "" { // swapped while read
+		d.note(path, "skipped: %s", msg)
+		return
+	}
 	if _, ok := d.byName[s.Name]; !ok && len(d.byName) >= MaxSkills {
 		d.note(path, "skipped: more than %d skills", MaxSkills)
 		return
 	}
 	d.byName[s.Name] = s
+}
+
+// outside says why path, symlinks resolved, does not lie in the directory
+// within ("" when it does, or within is "").
+func outside(path, within string) string {
+	if within == "" {
+		return ""
+	}
+	top, err := filepath.EvalSymlinks(within)
+	if err != nil {
+		return fmt.Sprintf("the project %s cannot be resolved: %v", within, unwrapPath(err))
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "" // readSkill says why it cannot be read
+	}
+	if real == top || strings.HasPrefix(real, top+string(filepath.Separator)) || top == string(filepath.Separator) {
+		return ""
+	}
+	return fmt.Sprintf("it leads to %s (symlinks resolved), outside the project %s", real, top)
 }
 
 // readSkill reads and checks the skill file at path (symlinks followed,
