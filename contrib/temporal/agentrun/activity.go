@@ -85,7 +85,7 @@ func (a *Activities) RunHitl(ctx context.Context, step Step) (StepResult, error)
 			args = append(args, "--unanswered", step.Unanswered)
 		}
 		if len(step.Answers) > 0 {
-			doc, err := os.CreateTemp("", "hitl-answers-*.json")
+			doc, err := os.CreateTemp("", "hitl-temporal-answer-"+safeID.ReplaceAllString(step.WorkflowID, "_")+"-*.json")
 			if err != nil {
 				return StepResult{}, err
 			}

@@ -202,7 +202,7 @@ func parseAnswersFile(doc []byte) ([]answersEntry, error) {
 			d := json.NewDecoder(bytes.NewReader(line))
 			d.DisallowUnknownFields()
 			if err := d.Decode(&e); err != nil {
-				return nil, fmt.Errorf("answers line %d: %v", n, err)
+				return nil, fmt.Errorf("not an AG-UI resume document nor an answers file: answers line %d: %v", n, err)
 			}
 			entries = append(entries, e)
 		}
