@@ -85,14 +85,14 @@ func build(dir string) error {
 	return nil
 }
 
-func needTemporal(t *testing.T) {
+func needTemporal(t testing.TB) {
 	t.Helper()
 	if temporal == "" {
 		t.Skip("SKIP: " + skipWhy)
 	}
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -104,7 +104,7 @@ func freePort(t *testing.T) int {
 
 // server is a Temporal dev server on loopback with a SQLite file.
 type server struct {
-	t        *testing.T
+	t        testing.TB
 	db       string
 	port     int
 	httpPort int
@@ -112,7 +112,7 @@ type server struct {
 	log      *os.File
 }
 
-func startServer(t *testing.T) *server {
+func startServer(t testing.TB) *server {
 	t.Helper()
 	needTemporal(t)
 	dir := t.TempDir()
@@ -174,7 +174,7 @@ func (s *server) stop() {
 // site is one test's world: a server, a working directory with the
 // agent, a store and a state directory the workers share, a task queue.
 type site struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *server
 	dir   string
 	store string
@@ -182,7 +182,7 @@ type site struct {
 	queue string
 }
 
-func newSite(t *testing.T, srv *server, agent string) *site {
+func newSite(t testing.TB, srv *server, agent string) *site {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(agent), 0o644); err != nil {
@@ -320,7 +320,7 @@ func (nopLogger) Info(string, ...any)  {}
 func (nopLogger) Warn(string, ...any)  {}
 func (nopLogger) Error(string, ...any) {}
 
-func runEnv(t *testing.T, dir string, env []string, name string, args ...string) string {
+func runEnv(t testing.TB, dir string, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := osexec.Command(filepath.Join(bin, name), args...)
 	cmd.Dir, cmd.Env = dir, env

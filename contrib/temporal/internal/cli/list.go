@@ -37,8 +37,8 @@ func NewCmdList(f *Factory, runF func(*cobra.Command, *ListOptions) error) *cobr
 
 // Waiting is a waiting run as list --json prints it.
 type Waiting struct {
-	ID         string                `json:"id"`
-	Since      string                `json:"since"`
+	ID         string               `json:"id"`
+	Since      string               `json:"since"`
 	Interrupts []agentrun.Interrupt `json:"interrupts"`
 }
 

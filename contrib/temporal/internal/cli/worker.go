@@ -6,6 +6,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -72,9 +73,11 @@ func workerRun(cmd *cobra.Command, opts *WorkerOptions) error {
 		return err
 	}
 	defer c.Close()
-	w := worker.New(c, opts.TaskQueue, worker.Options{
-		MaxConcurrentActivityExecutionSize: opts.MaxActivities,
-	})
+	maxActs := opts.MaxActivities
+	if maxActs <= 0 {
+		maxActs = 2 * runtime.NumCPU()
+	}
+	w := worker.New(c, opts.TaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: maxActs})
 	w.RegisterWorkflowWithOptions(agentrun.AgentRun, workflow.RegisterOptions{Name: agentrun.WorkflowName})
 	acts := &agentrun.Activities{Hitl: hitl, Store: store, Env: os.Environ()}
 	w.RegisterActivityWithOptions(acts.RunHitl, activity.RegisterOptions{Name: agentrun.ActivityName})
