@@ -50,3 +50,22 @@ func TestValidateAnswer(t *testing.T) {
 		t.Errorf("a huge answer: %v", err)
 	}
 }
+
+// An update carries a JSON document as itself and any other text (a YAML
+// answers file) as a JSON string; both come back as the text given.
+func TestAnswerArgRoundTrip(t *testing.T) {
+	for _, doc := range []string{
+		`{"resume":[{"interruptId":"p1","payload":"once"}]}`,
+		`[{"match":"x","content":"y"}]`,
+		"- tool: shell\n  match: make test\n  content: once\n",
+		`{"match":"x"}` + "\n" + `{"match":"y"}` + "\n",
+	} {
+		arg := AnswerArg([]byte(doc))
+		if !json.Valid(arg) {
+			t.Fatalf("AnswerArg(%q) = %s: not JSON", doc, arg)
+		}
+		if got := AnswerText(arg); strings.TrimSpace(string(got)) != strings.TrimSpace(doc) {
+			t.Errorf("AnswerText(AnswerArg(%q)) = %q", doc, got)
+		}
+	}
+}

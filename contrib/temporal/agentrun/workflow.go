@@ -5,6 +5,7 @@
 package agentrun
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,15 +130,15 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		return Result{}, err
 	}
 	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateAnswer,
-		func(ctx workflow.Context, doc []byte) (string, error) {
-			answer = doc
+		func(ctx workflow.Context, doc json.RawMessage) (string, error) {
+			answer = AnswerText(doc)
 			return "accepted: the run resumes with it", nil
 		},
-		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, doc []byte) error {
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, doc json.RawMessage) error {
 			if st.Status != StatusWaiting || answer != nil {
 				return fmt.Errorf("the run is not waiting for an answer (it is %s)", describe(st, answer))
 			}
-			return ValidateAnswer(doc, st.Interrupts)
+			return ValidateAnswer(AnswerText(doc), st.Interrupts)
 		}})
 	if err != nil {
 		return Result{}, err
@@ -186,6 +187,28 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		step.Answers, answer = answer, nil
 		st = State{Status: StatusRunning}
 	}
+}
+
+// AnswerText is the document an update's argument carries: the argument
+// itself when it is a JSON object or array (an AG-UI resume document, a
+// JSON answers file), the text of a JSON string (a YAML or JSONL answers
+// file, or any document as text).
+func AnswerText(arg json.RawMessage) []byte {
+	var text string
+	if json.Unmarshal(arg, &text) == nil {
+		return []byte(text)
+	}
+	return arg
+}
+
+// AnswerArg is the update argument that carries doc (AnswerText's inverse).
+func AnswerArg(doc []byte) json.RawMessage {
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")))
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
+		return json.RawMessage(trimmed)
+	}
+	b, _ := json.Marshal(string(doc))
+	return b
 }
 
 func describe(st State, answer []byte) string {

@@ -58,10 +58,10 @@ func TestAgentRunWaitsForAValidatedAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = v.Get(&waiting)
-		env.UpdateWorkflow(UpdateAnswer, "1", &bad, []byte(`{"resume":[{"interruptId":"p1","payload":true}]}`))
-		env.UpdateWorkflow(UpdateAnswer, "2", &unknown, []byte(`{"resume":[{"interruptId":"p7","payload":"once"}]}`))
-		env.UpdateWorkflow(UpdateAnswer, "3", &good, []byte(`{"resume":[{"interruptId":"p1","payload":"once"}]}`))
-		env.UpdateWorkflow(UpdateAnswer, "4", &late, []byte(`{"resume":[{"interruptId":"p1","payload":"no"}]}`))
+		env.UpdateWorkflow(UpdateAnswer, "1", &bad, json.RawMessage(`{"resume":[{"interruptId":"p1","payload":true}]}`))
+		env.UpdateWorkflow(UpdateAnswer, "2", &unknown, json.RawMessage(`{"resume":[{"interruptId":"p7","payload":"once"}]}`))
+		env.UpdateWorkflow(UpdateAnswer, "3", &good, json.RawMessage(`{"resume":[{"interruptId":"p1","payload":"once"}]}`))
+		env.UpdateWorkflow(UpdateAnswer, "4", &late, json.RawMessage(`{"resume":[{"interruptId":"p1","payload":"no"}]}`))
 	}, time.Hour)
 	env.ExecuteWorkflow(WorkflowName, Input{AgentFile: "/w/agent.yaml", WorkingDir: "/w"})
 	if err := env.GetWorkflowError(); err != nil {

@@ -72,7 +72,7 @@ func benchOnce(b *testing.B, n int) {
 	begin = time.Now()
 	each(n, 16, func(i int) {
 		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: ids[i], UpdateName: agentrun.UpdateAnswer,
-			Args: []any{[]byte(approveOnce)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			Args: []any{agentrun.AnswerArg([]byte(approveOnce))}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err == nil {
 			err = h.Get(ctx, nil)
 		}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	osexec "os/exec"
 	"strings"
 	"testing"
 )
@@ -116,8 +117,16 @@ func TestServerRestartedWhileARunWaits(t *testing.T) {
 	srv.stop()
 	srv.start()
 	s.waitFor("e2e-restart")
-	s.write("once.json", approveOnce)
-	s.mustRun("hitl-temporal", "answer", "e2e-restart", "--answers", "once.json")
+	// Answered as a webhook or a chat bot would, with Temporal's own CLI (any
+	// SDK sends the same update): the AG-UI document as the update's input.
+	if _, err := osexec.Command(temporal, "workflow", "update", "execute", "--address", srv.addr(),
+		"--workflow-id", "e2e-restart", "--name", "answer", "--input", `{"resume":[{"interruptId":"p1","payload":7}]}`).CombinedOutput(); err == nil {
+		t.Error("temporal workflow update with a bad payload was accepted")
+	}
+	if out, err := osexec.Command(temporal, "workflow", "update", "execute", "--address", srv.addr(),
+		"--workflow-id", "e2e-restart", "--name", "answer", "--input", approveOnce).CombinedOutput(); err != nil {
+		t.Fatalf("temporal workflow update execute: %v\n%s", err, out)
+	}
 	if out := s.mustRun("hitl-temporal", "result", "e2e-restart"); !strings.Contains(out, "success (exit 0)") {
 		t.Errorf("result: %q", out)
 	}

@@ -65,7 +65,7 @@ func answerRun(cmd *cobra.Command, opts *AnswerOptions) error {
 	}
 	defer c.Close()
 	h, err := c.UpdateWorkflow(cmd.Context(), client.UpdateWorkflowOptions{
-		WorkflowID: opts.ID, UpdateName: agentrun.UpdateAnswer, Args: []any{doc},
+		WorkflowID: opts.ID, UpdateName: agentrun.UpdateAnswer, Args: []any{agentrun.AnswerArg(doc)},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	var out string
