@@ -14,6 +14,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -208,16 +209,26 @@ func (a *Activities) run(ctx context.Context, dir string, args []string, journal
 	go a.heartbeat(ctx, journal, done)
 
 	var fin *finished
+	secret := map[string]bool{} // the secret questions asked, by prompt id
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
-		if !bytes.Contains(line, []byte(`"run.finished"`)) {
-			continue
-		}
-		var f finished
-		if json.Unmarshal(line, &f) == nil && f.Type == "run.finished" {
-			fin = &f
+		switch {
+		case bytes.Contains(line, []byte(`"prompt.request"`)):
+			var q struct {
+				Type     string `json:"type"`
+				PromptID string `json:"prompt_id"`
+				Secret   bool   `json:"secret"`
+			}
+			if json.Unmarshal(line, &q) == nil && q.Type == "prompt.request" && q.Secret {
+				secret[q.PromptID] = true
+			}
+		case bytes.Contains(line, []byte(`"run.finished"`)):
+			var f finished
+			if json.Unmarshal(line, &f) == nil && f.Type == "run.finished" {
+				fin = &f
+			}
 		}
 	}
 	_, _ = io.Copy(io.Discard, stdout)
@@ -228,6 +239,14 @@ func (a *Activities) run(ctx context.Context, dir string, args []string, journal
 	}
 	if fin == nil || code < 0 {
 		return StepResult{}, fmt.Errorf("hitl %s ended without finishing its run (%v): %s", args[0], waitErr, stderr.String())
+	}
+	if code == 2 && strings.Contains(stderr.String(), "in use by another hitl process") {
+		// An earlier attempt's hitl still holds the journal (its worker
+		// was cut off, not dead): retried until it lets go.
+		return StepResult{}, fmt.Errorf("the run's journal is still held by an earlier attempt: %s", stderr.String())
+	}
+	for i := range fin.Interrupts {
+		fin.Interrupts[i].Secret = secret[fin.Interrupts[i].ID]
 	}
 	return StepResult{ExitCode: code, Status: fin.Status, Text: fin.Text, Error: fin.Error, Interrupts: fin.Interrupts}, nil
 }

@@ -35,6 +35,11 @@ func ValidateAnswer(doc []byte, pending []Interrupt) error {
 	if isResumeDocument(doc) {
 		return validateResume(doc, pending)
 	}
+	for _, in := range pending {
+		if in.Secret {
+			return fmt.Errorf("interrupt %s is a secret question: an answers file could answer it, and the value would be kept in workflow history; answer the other interrupts with an AG-UI resume document (the secret can only be cancelled here)", in.ID)
+		}
+	}
 	return validateAnswersFile(doc, pending)
 }
 
@@ -86,6 +91,9 @@ func validateResume(doc []byte, pending []Interrupt) error {
 		case "resolved", "":
 		default:
 			return fmt.Errorf("%s: status %q: expected resolved or cancelled", where, e.Status)
+		}
+		if in.Secret {
+			return fmt.Errorf("%s: interrupt %s is a secret question: its value would be kept in workflow history, so it is never answered through Temporal (cancel it, or run the agent with hitl where a person types the secret)", where, in.ID)
 		}
 		if len(e.Payload) == 0 || string(e.Payload) == "null" {
 			return fmt.Errorf(`%s: status resolved needs a "payload": the answer`, where)

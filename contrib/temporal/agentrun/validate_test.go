@@ -42,6 +42,19 @@ func TestValidateAnswer(t *testing.T) {
 			}
 		})
 	}
+	// A secret's value never enters history: refused in a document, and any
+	// answers file while a secret is pending; cancelling it is taken.
+	secret := []Interrupt{{ID: "p3", Reason: "input_required", Secret: true}, env}
+	for doc, want := range map[string]string{
+		`{"resume":[{"interruptId":"p3","payload":"hunter2"}]}`:                                           "secret question",
+		"- match: environment\n  content: staging\n":                                                      "secret question",
+		`{"resume":[{"interruptId":"p3","status":"cancelled"},{"interruptId":"p2","payload":"staging"}]}`: "",
+	} {
+		err := ValidateAnswer([]byte(doc), secret)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: err = %v, want %q", doc, err, want)
+		}
+	}
 	// A consent question alone is never answered by an entry without tool.
 	if err := ValidateAnswer([]byte("- content: once\n"), []Interrupt{approval}); err == nil {
 		t.Error("an answers entry without tool and match answered an approval")

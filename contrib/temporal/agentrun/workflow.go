@@ -55,6 +55,9 @@ type Interrupt struct {
 	ToolCallID     string          `json:"tool_call_id,omitempty"`
 	Agent          string          `json:"agent,omitempty"`
 	ResponseSchema json.RawMessage `json:"response_schema,omitempty"`
+	// Secret: a secret question (its prompt.request said so). Its answer
+	// would be kept in workflow history, so no update answers it.
+	Secret bool `json:"secret,omitempty"`
 }
 
 // Journal is the run's session journal: its bytes in history when small

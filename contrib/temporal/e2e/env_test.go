@@ -184,11 +184,17 @@ type site struct {
 
 func newSite(t testing.TB, srv *server, agent string) *site {
 	t.Helper()
-	dir := t.TempDir()
+	// The runs' working directory holds neither the workers' store nor
+	// hitl's state directory (hitl's sandbox keeps a command out of both).
+	root := t.TempDir()
+	dir := filepath.Join(root, "work")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(agent), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &site{t: t, srv: srv, dir: dir, store: filepath.Join(dir, ".store"), state: filepath.Join(dir, ".state"), queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-")}
+	return &site{t: t, srv: srv, dir: dir, store: filepath.Join(root, "store"), state: filepath.Join(root, "state"), queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-")}
 }
 
 func (s *site) env() []string {
