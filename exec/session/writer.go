@@ -59,8 +59,8 @@ func (j *Journal) Path() string { return j.path }
 func (j *Journal) write(r record) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.err != nil {
-		return
+	if j.err != nil || j.f == nil {
+		return // a record after Close (a background agent ending late) is not kept
 	}
 	data, err := json.Marshal(r)
 	if err != nil {
