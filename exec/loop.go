@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hitl-dev/hitl/internal/termtext"
@@ -294,6 +295,10 @@ func (r *Runner) runCalls(ctx context.Context, st *State, calls []ToolCall) (Out
 		// deferred tool not yet activated is not one).
 		_, known := r.byName[call.Name]
 		known = known && r.Hooks != nil && !(r.deferred[call.Name] && !offered[call.Name])
+		// A call that acted before the run was stopped is not run again:
+		// its recorded result (or that it was interrupted) is its result.
+		recorded, replayed := r.recorded(call)
+		known = known && !replayed
 		var blocked *Result
 		if known && json.Valid(call.Arguments) {
 			call, blocked = r.Hooks.Before(r.withAgent(ctx), call)
@@ -308,11 +313,14 @@ func (r *Runner) runCalls(ctx context.Context, st *State, calls []ToolCall) (Out
 			r.Deferral.setActive(r.activated(st.Messages))
 		}
 		var res Result
-		if blocked != nil {
+		switch {
+		case replayed:
+			res = recorded
+		case blocked != nil:
 			res = *blocked
-		} else {
+		default:
 			var err error
-			if res, err = r.call(ctx, call, offered); err != nil {
+			if res, err = r.act(ctx, call, offered); err != nil {
 				return Outcome{}, false, err
 			}
 			if known {
@@ -424,6 +432,45 @@ func (r *Runner) call(ctx context.Context, call ToolCall, offered map[string]boo
 		}
 	}
 	return tool.Call(ctx, call)
+}
+
+// act runs call as call does; with a CallJournal, a tool that acts
+// (exec.StartActing) has its start recorded before it acts and its result
+// right after.
+func (r *Runner) act(ctx context.Context, call ToolCall, offered map[string]bool) (Result, error) {
+	cj, ok := r.Journal.(CallJournal)
+	if !ok {
+		return r.call(ctx, call, offered)
+	}
+	var started atomic.Bool
+	ctx = withActing(ctx, func() error {
+		if err := cj.Started(call.ID); err != nil {
+			return err
+		}
+		started.Store(true)
+		return nil
+	})
+	res, err := r.call(ctx, call, offered)
+	switch {
+	case !started.Load():
+	case err != nil:
+		// Stopped by the run (a signal): not a completed step.
+		_ = cj.Stopped(call.ID)
+	default:
+		if err := cj.Ended(call.ID, res); err != nil {
+			return Result{}, fmt.Errorf("session journal: %w", err)
+		}
+	}
+	return res, err
+}
+
+// recorded is what the journal kept of call from before the run stopped
+// (CallJournal.Recorded).
+func (r *Runner) recorded(call ToolCall) (Result, bool) {
+	if cj, ok := r.Journal.(CallJournal); ok {
+		return cj.Recorded(call.ID)
+	}
+	return Result{}, false
 }
 
 // server is the MCP server of the tool name ("" for other tools, and for

@@ -53,6 +53,10 @@ type Loaded struct {
 	taskIndex map[string]int
 	// Receipts are who approved what, in order (DESIGN §14).
 	Receipts []receipt.Signed
+	// Acted are the calls that started to act (a shell command), by call
+	// id: their result when they ended, nil when the run was stopped while
+	// they ran.
+	Acted map[string]*CallResult
 
 	size int64 // bytes of the whole records read (a torn last line is not)
 }
@@ -96,7 +100,9 @@ func Open(path string, key Key) (*Journal, *Loaded, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	return newJournal(path, f, *c), l, nil
+	j := newJournal(path, f, *c)
+	j.acted = l.Acted
+	return j, l, nil
 }
 
 // Read reads the session at path and verifies every record with key, as
@@ -121,6 +127,7 @@ func read(r io.Reader, path string, c *chain) (*Loaded, error) {
 		Answers: map[string]map[int]prompt.Answer{}, AnswerIDs: map[string]map[int]string{},
 		FirstPrompt: map[string]int{}, CallStates: map[string]json.RawMessage{},
 		Frames: map[string]*exec.State{}, ModelStates: map[string]json.RawMessage{}, taskIndex: map[string]int{},
+		Acted: map[string]*CallResult{},
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
@@ -189,8 +196,10 @@ func (r record) check(n int) error {
 		return errors.New("a receipt record without its receipt")
 	case r.Kind == "task" && len(r.Task) == 0:
 		return errors.New("a task record without its task")
-	case r.Kind == "call_state" && r.CallID == "":
-		return errors.New("a call_state record without its call id")
+	case (r.Kind == "call_state" || r.Kind == "call_start" || r.Kind == "call_end" || r.Kind == "call_stopped") && r.CallID == "":
+		return fmt.Errorf("a %s record without its call id", r.Kind)
+	case r.Kind == "call_end" && r.Result == nil:
+		return errors.New("a call_end record without its result")
 	}
 	return nil
 }
@@ -261,6 +270,12 @@ func (l *Loaded) apply(rec record) {
 		} else {
 			l.CallStates[rec.CallID] = rec.CallState
 		}
+	case "call_start":
+		l.Acted[rec.CallID] = nil
+	case "call_end":
+		l.Acted[rec.CallID] = rec.Result
+	case "call_stopped":
+		delete(l.Acted, rec.CallID)
 	case "end":
 		l.Status = rec.Status
 	}

@@ -1,9 +1,13 @@
 // Package session keeps a run's journal: an append-only JSONL file with one
-// record per step (message, question, answer, approval), from which a stopped
-// run is resumed. It holds the conversation, the answers of a pending call,
-// the counters, and the agent file's path and SHA-256 — never expanded
-// variables or secret values. Records are buffered and synced when the run
-// stops or exits, so the loop never rewrites a growing file.
+// record per step (message, question, answer, approval, a command's start
+// and end), from which a stopped run is resumed. It holds the conversation,
+// the answers of a pending call, the counters, and the agent file's path
+// and SHA-256 — never expanded variables or secret values. Each record is
+// written through (on disk and synced before the run takes its next step),
+// so a run killed at any point (SIGKILL, an OOM kill, a dead CI runner)
+// resumes from it without asking an answered question again or running a
+// command that started a second time; the loop never rewrites a growing
+// file.
 //
 // session.go holds the record format, writer.go the Journal that appends
 // records, reader.go reading a journal back (Open), replay.go the answers
@@ -49,7 +53,7 @@ type Header struct {
 
 // record is one line of the journal.
 type record struct {
-	Kind string `json:"kind"` // header, message, question, answer, secret, approval, call_state, sandbox, end
+	Kind string `json:"kind"` // header, message, question, answer, secret, approval, call_state, call_start, call_end, call_stopped, sandbox, end
 
 	Header *Header `json:"header,omitempty"`
 
@@ -93,6 +97,15 @@ type record struct {
 	Task json.RawMessage `json:"task,omitempty"`
 	// Receipt is who approved what (kind receipt, DESIGN §14).
 	Receipt *receipt.Signed `json:"receipt,omitempty"`
+	// Result is what a call that acted returned (kind call_end); kind
+	// call_start records that call CallID was about to act.
+	Result *CallResult `json:"result,omitempty"`
+}
+
+// CallResult is the result of a call that acted, as the journal keeps it.
+type CallResult struct {
+	Text    string `json:"text"`
+	IsError bool   `json:"is_error,omitempty"`
 }
 
 // Stateful is a model whose position must survive a resume (the script

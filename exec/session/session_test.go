@@ -131,28 +131,6 @@ func TestOpenDamaged(t *testing.T) {
 	}
 }
 
-// A journal is buffered, and Flush (a second Ctrl-C) writes it out.
-func TestFlushWritesTheBufferedJournal(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	j, err := Create(path, Header{RunID: "r1", Agent: "root"}, testKey("0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	st := &exec.State{Messages: []exec.Message{{Role: exec.RoleUser, Text: "hi"}}}
-	if err := j.Message(st.Messages[0], st); err != nil {
-		t.Fatal(err)
-	}
-	if data, _ := os.ReadFile(path); len(data) != 0 {
-		t.Fatalf("the journal is written before Flush: %q", data)
-	}
-	j.Flush()
-	data, _ := os.ReadFile(path)
-	if !strings.Contains(string(data), `"run_id":"r1"`) || !strings.Contains(string(data), `"text":"hi"`) {
-		t.Fatalf("after Flush the file holds %q", data)
-	}
-}
-
 // A torn last line (hitl killed mid-write) is cut off when the session is
 // opened again, so the records written next verify on the next resume.
 func TestTornLastLineIsCutOff(t *testing.T) {
@@ -208,5 +186,62 @@ func TestJournalCallStates(t *testing.T) {
 	}
 	if _, ok := l.CallStates["c2"]; ok {
 		t.Error("c2's state was not forgotten")
+	}
+}
+
+// TestJournalWritesThrough pins that every record is on disk, verified,
+// before the journal is closed (a run killed by SIGKILL loses nothing), and
+// that the calls that acted come back: an ended call with its result, a
+// started one as interrupted, one that never started not at all.
+func TestJournalWritesThrough(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	key := testKey("0123456789abcdef")
+	j, err := Create(path, Header{RunID: "r1", AgentFile: "a.yaml", AgentSHA256: "abc", Agent: "root", Message: "hi"}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &exec.State{Messages: []exec.Message{{Role: exec.RoleAssistant, ToolCalls: []exec.ToolCall{{ID: "c1", Name: "shell"}, {ID: "c2", Name: "shell"}, {ID: "c3", Name: "shell"}}}}}
+	if err := j.Message(st.Messages[0], st); err != nil {
+		t.Fatal(err)
+	}
+	q := prompt.Question{ID: "p1", CallID: "c1"}
+	j.Requested(q)
+	j.Answered(q, prompt.Answer{Action: prompt.Accept, Content: json.RawMessage(`"once"`)})
+	if err := j.Started("c1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Ended("c1", exec.Result{Text: "done", IsError: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Started("c2"); err != nil {
+		t.Fatal(err)
+	}
+	// Not closed: another process reads what a killed run left.
+	l, err := Read(path, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.State.Messages) != 1 || l.Answers["c1"][0].Action != prompt.Accept {
+		t.Fatalf("read before close: %+v", l)
+	}
+	j.f.Close() // as a kill would leave it: unflushed state dropped, no Close
+	j2, _, err := Open(path, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	for _, tc := range []struct {
+		id   string
+		ok   bool
+		want exec.Result
+	}{
+		{"c1", true, exec.Result{Text: "done", IsError: true}},
+		{"c2", true, exec.Result{Text: exec.InterruptedText, IsError: true}},
+		{"c3", false, exec.Result{}},
+	} {
+		got, ok := j2.Recorded(tc.id)
+		if ok != tc.ok || got.Text != tc.want.Text || got.IsError != tc.want.IsError {
+			t.Errorf("Recorded(%s) = %+v, %v; want %+v, %v", tc.id, got, ok, tc.want, tc.ok)
+		}
 	}
 }

@@ -1,7 +1,7 @@
 package session
 
-// Writing a journal: records are buffered and synced when the run stops
-// or exits.
+// Writing a journal: each record is written through — written, synced,
+// and its MAC kept as the journal's head — before the run goes on.
 
 import (
 	"bufio"
@@ -24,7 +24,9 @@ type Journal struct {
 	f     *os.File
 	w     *bufio.Writer
 	err   error
-	chain chain    // authenticates each record (auth.go)
+	chain chain // authenticates each record (auth.go)
+	// acted are the calls that acted before the run was stopped (Loaded.Acted).
+	acted map[string]*CallResult
 	Model Stateful // set by the run when its model is stateful
 }
 
@@ -57,8 +59,8 @@ func (j *Journal) Path() string { return j.path }
 func (j *Journal) write(r record) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.err != nil {
-		return
+	if j.err != nil || j.f == nil {
+		return // a record after Close (a background agent ending late) is not kept
 	}
 	data, err := json.Marshal(r)
 	if err != nil {
@@ -68,7 +70,25 @@ func (j *Journal) write(r record) {
 	data = append(j.chain.seal(data), '\n')
 	if _, err := j.w.Write(data); err != nil {
 		j.err = err
+		return
 	}
+	j.err = j.sync()
+}
+
+// sync writes out and syncs what was written, and keeps the last MAC as
+// the journal's head (the caller holds mu).
+func (j *Journal) sync() error {
+	if j.f == nil {
+		return errors.New("the journal is closed")
+	}
+	if err := j.w.Flush(); err != nil {
+		return err
+	}
+	if err := j.f.Sync(); err != nil {
+		return err
+	}
+	j.chain.key.writeHead(j.path, j.chain.runID, j.chain.prev)
+	return nil
 }
 
 // Message records a message appended to the conversation, with the counters
@@ -95,6 +115,14 @@ type frameJournal struct {
 	frame string
 	model Stateful
 }
+
+func (f *frameJournal) Started(id string) error { return f.j.Started(id) }
+
+func (f *frameJournal) Ended(id string, res exec.Result) error { return f.j.Ended(id, res) }
+
+func (f *frameJournal) Stopped(id string) error { return f.j.Stopped(id) }
+
+func (f *frameJournal) Recorded(id string) (exec.Result, bool) { return f.j.Recorded(id) }
 
 func (f *frameJournal) Message(m exec.Message, st *exec.State) error {
 	r := record{Kind: "message", Frame: f.frame, Message: &m, Iterations: st.Iterations, Usage: &st.Usage}
@@ -163,6 +191,48 @@ func (j *Journal) Sandbox(mechanism string) {
 	j.write(record{Kind: "sandbox", Sandbox: mechanism})
 }
 
+// Started records that call id is about to act (a shell command about to
+// start), on disk before it does: exec.CallJournal.
+func (j *Journal) Started(id string) error {
+	j.write(record{Kind: "call_start", CallID: id})
+	return j.errOf()
+}
+
+// Ended records the result of call id, which acted.
+func (j *Journal) Ended(id string, res exec.Result) error {
+	j.write(record{Kind: "call_end", CallID: id, Result: &CallResult{Text: res.Text, IsError: res.IsError}})
+	return j.errOf()
+}
+
+// Stopped records that call id was stopped by the run (a signal ended its
+// processes): a resumed run runs it again.
+func (j *Journal) Stopped(id string) error {
+	j.write(record{Kind: "call_stopped", CallID: id})
+	return j.errOf()
+}
+
+// Recorded is what the journal read on Open holds of call id: the result
+// of a call that acted, or, for one that started and never ended (the run
+// was killed while it ran), a result saying it was not run again.
+func (j *Journal) Recorded(id string) (exec.Result, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r, ok := j.acted[id]
+	switch {
+	case !ok:
+		return exec.Result{}, false
+	case r == nil:
+		return exec.Result{IsError: true, Text: exec.InterruptedText}, true
+	}
+	return exec.Result{Text: r.Text, IsError: r.IsError}, true
+}
+
+func (j *Journal) errOf() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
 // End records how the run ended.
 func (j *Journal) End(s exec.Status) {
 	j.write(record{Kind: "end", Status: s})
@@ -173,13 +243,13 @@ func newJournal(path string, f *os.File, c chain) *Journal {
 }
 
 // Flush writes out and syncs the journal without closing it: for a second
-// Ctrl-C, which exits without unwinding, so the run stays resumable from
-// its last completed step (the run registers it in its signal context).
+// Ctrl-C, which exits without unwinding. Every record is already written
+// through; Flush makes sure of it.
 func (j *Journal) Flush() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f != nil && j.w.Flush() == nil && j.f.Sync() == nil {
-		j.chain.key.writeHead(j.path, j.chain.runID, j.chain.prev)
+	if j.f != nil {
+		_ = j.sync()
 	}
 }
 
@@ -190,13 +260,7 @@ func (j *Journal) Close() error {
 	if j.f == nil {
 		return j.err
 	}
-	err := j.w.Flush()
-	if err == nil {
-		err = j.f.Sync()
-	}
-	if err == nil {
-		j.chain.key.writeHead(j.path, j.chain.runID, j.chain.prev)
-	}
+	err := j.sync()
 	if cerr := j.f.Close(); err == nil {
 		err = cerr
 	}

@@ -45,6 +45,10 @@ func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration)
 // 7", ...). The command's stdin is /dev/null (it can never read hitl's
 // answers). An error from body, or ctx ending, is an error, not a result.
 func (t *Tool) capture(ctx context.Context, timeout time.Duration, body func(tctx context.Context, w *os.File) (string, error)) (exec.Result, error) {
+	// The run's journal has the command's start on disk before it starts.
+	if err := exec.StartActing(ctx); err != nil {
+		return exec.Result{}, fmt.Errorf("shell: %w", err)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return exec.Result{}, fmt.Errorf("shell: cannot make a pipe for the output: %w", err)
