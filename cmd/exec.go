@@ -97,7 +97,7 @@ func addRunFlags(c *cobra.Command, opts *ExecOptions, isExec bool) {
 	f.IntVar(&opts.MaxIterations, "max-iterations", 0, "`N` model turns before the run stops with an error (default from the agent file, else 50)")
 	f.StringVar(&opts.WorkingDir, "working-dir", "", "`DIR` where shell commands run (default the current directory)")
 	f.BoolVar(&opts.Yolo, "yolo", false, "approve every shell command without asking (deny and ask rules still apply)")
-	f.BoolVar(&opts.NoSandbox, "no-sandbox", false, "start commands and servers without a sandbox, allow rules still applying (README: Security)")
+	f.BoolVar(&opts.NoSandbox, "no-sandbox", false, "start commands and servers without a sandbox, allow rules still applying (docs/security.md)")
 	opts.PromptOptions.addFlags(f, true)
 	opts.ModelOptions.addFlags(f)
 	opts.ApproveOptions.addFlags(f)
