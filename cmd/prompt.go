@@ -124,6 +124,10 @@ func frontEnd(ios *IOStreams, mode string, notice io.Writer) (fe prompt.FrontEnd
 		// reads the next answer line of the same stdin.
 		j := prompt.NewJSONL(prompt.ExactLines(ios.In))
 		j.Notice = notice
+		if notice == nil && ios.IsStdinTTY() && ios.IsStderrTTY() {
+			// --json at a terminal: a person types the answers.
+			j.TerminalHint = ios.ErrOut
+		}
 		return j, closer, nil
 	}
 	// tty: stdin when it is a terminal, else /dev/tty (the git-hook case).
