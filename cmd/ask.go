@@ -100,7 +100,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	defer closeFE()
 	prompting.NoFrontEnd = noFE
 	progress := &humanSink{err: opts.IO.ErrOut, quiet: opts.Quiet, showQuestions: mode != "tty"}
-	ans, q, err := run.Ask(ctx, prompting, progress, q)
+	ans, q, err := run.Ask(ctx, prompting, progress, opts.IO.ErrOut, q)
 	if opts.Request != "" {
 		return printApproverLine(opts, ans, err)
 	}
