@@ -8,6 +8,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/configcheck"
 	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/internal/termtext"
 	"github.com/spf13/cobra"
@@ -111,7 +112,7 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(opts.AgentFile, opts.IO.LookupEnv)
+	cfg, err := config.Load(opts.AgentFile, opts.IO.LookupEnv, configcheck.Checks())
 	if err != nil {
 		return err
 	}

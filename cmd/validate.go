@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec/configcheck"
 	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/exec/tools/skills"
 	"github.com/spf13/cobra"
@@ -39,7 +40,7 @@ func validateRun(opts *ValidateOptions) error {
 	failed := 0
 	var first error
 	for _, file := range opts.Files {
-		cfg, err := config.Load(file, opts.IO.LookupEnv)
+		cfg, err := config.Load(file, opts.IO.LookupEnv, configcheck.Checks())
 		if unset := unsetVars(err); unset != nil {
 			// Linting in CI without the file's secrets: an unset ${VAR} is a
 			// note here; hitl exec still refuses it (exit 2).
@@ -51,7 +52,7 @@ func validateRun(opts *ValidateOptions) error {
 					return v, true
 				}
 				return "", true
-			})
+			}, configcheck.Checks())
 		}
 		if err != nil {
 			failed++
