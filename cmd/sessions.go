@@ -22,7 +22,7 @@ type SessionsOptions struct {
 	OlderThan time.Duration
 	// DryRun lists what prune would remove, removing nothing.
 	DryRun bool
-	Now       func() time.Time
+	Now    func() time.Time
 }
 
 // NewCmdSessions lists and prunes the sessions kept in the state directory.
