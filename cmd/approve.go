@@ -28,7 +28,7 @@ type ApproveOptions struct {
 func (o *ApproveOptions) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.Approvers, "approver", nil, "ask `CMD|URL` after the answers file, before the front end: a program (JSON on stdin, an answer line on stdout; no shell) or a webhook (https, or http to loopback; signed with $HITL_APPROVER_SECRET); repeatable (env HITL_APPROVER)")
 	f.DurationVar(&o.ApproverTimeout, "approver-timeout", approver.DefaultTimeout, "an approver not answering within `DURATION` answers nothing")
-	f.StringVar(&o.SignKey, "sign-key", "", "sign each receipt with the SSH private key `FILE`, or ssh-agent: for the first key of $SSH_AUTH_SOCK (README: Audit)")
+	f.StringVar(&o.SignKey, "sign-key", "", "sign each receipt with the SSH private key `FILE`, or ssh-agent: for the first key of $SSH_AUTH_SOCK (docs/approvers.md)")
 }
 
 // approvers checks --approver (and HITL_APPROVER): each must be an http(s)

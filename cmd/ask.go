@@ -75,7 +75,7 @@ so the question goes to the terminal, not to those lines.`,
 	f.BoolVar(&opts.Secret, "secret", false, "a secret: not echoed on the terminal, never in logs")
 	f.BoolVar(&opts.JSON, "json", false, "print the answer as JSON {action, content, text, source}")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (the question itself is still drawn on a terminal)")
-	f.StringVar(&opts.Request, "request", "", "ask the question of a prompt.request in `FILE` (what an approver gets; - for stdin) and print the answer as an approver's answer line (README: Answering from anywhere)")
+	f.StringVar(&opts.Request, "request", "", "ask the question of a prompt.request in `FILE` (what an approver gets; - for stdin) and print the answer as an approver's answer line (docs/approvers.md)")
 	opts.PromptOptions.addFlags(f, true)
 	completeValues(c)
 	return c
@@ -100,7 +100,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	defer closeFE()
 	prompting.NoFrontEnd = noFE
 	progress := &humanSink{err: opts.IO.ErrOut, quiet: opts.Quiet, showQuestions: mode != "tty"}
-	ans, q, err := run.Ask(ctx, prompting, progress, q)
+	ans, q, err := run.Ask(ctx, prompting, progress, opts.IO.ErrOut, q)
 	if opts.Request != "" {
 		return printApproverLine(opts, ans, err)
 	}

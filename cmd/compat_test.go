@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec/configcheck"
 )
 
 // TestCompatAgents loads and validates every agent file of testdata/agents
@@ -17,7 +18,7 @@ func TestCompatAgents(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			if _, err := config.Load(file, func(string) (string, bool) { return "x", true }); err != nil {
+			if _, err := config.Load(file, func(string) (string, bool) { return "x", true }, configcheck.Checks()); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec/configcheck"
 	"github.com/hitl-dev/hitl/exec/permissions"
 )
 
@@ -12,7 +13,7 @@ import (
 // match options that write files, so its deny rules must stop those: a
 // commit message could tell the model to write one.
 func TestPreflightPermissions(t *testing.T) {
-	cfg, err := config.Load("../agents/git-preflight.yaml", func(string) (string, bool) { return "", false })
+	cfg, err := config.Load("../agents/git-preflight.yaml", func(string) (string, bool) { return "", false }, configcheck.Checks())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec/configcheck"
 )
 
 // TestExamples loads and validates every example agent, and checks that each
@@ -16,7 +17,7 @@ func TestExamples(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			cfg, err := config.Load(file, func(string) (string, bool) { return "", false })
+			cfg, err := config.Load(file, func(string) (string, bool) { return "", false }, configcheck.Checks())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/configcheck"
 	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/internal/termtext"
 	"github.com/spf13/cobra"
@@ -97,7 +98,7 @@ func addRunFlags(c *cobra.Command, opts *ExecOptions, isExec bool) {
 	f.IntVar(&opts.MaxIterations, "max-iterations", 0, "`N` model turns before the run stops with an error (default from the agent file, else 50)")
 	f.StringVar(&opts.WorkingDir, "working-dir", "", "`DIR` where shell commands run (default the current directory)")
 	f.BoolVar(&opts.Yolo, "yolo", false, "approve every shell command without asking (deny and ask rules still apply)")
-	f.BoolVar(&opts.NoSandbox, "no-sandbox", false, "start commands and servers without a sandbox, allow rules still applying (README: Security)")
+	f.BoolVar(&opts.NoSandbox, "no-sandbox", false, "start commands and servers without a sandbox, allow rules still applying (docs/security.md)")
 	opts.PromptOptions.addFlags(f, true)
 	opts.ModelOptions.addFlags(f)
 	opts.ApproveOptions.addFlags(f)
@@ -111,7 +112,7 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(opts.AgentFile, opts.IO.LookupEnv)
+	cfg, err := config.Load(opts.AgentFile, opts.IO.LookupEnv, configcheck.Checks())
 	if err != nil {
 		return err
 	}

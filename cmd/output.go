@@ -102,7 +102,7 @@ func (s *humanSink) Emit(e exec.Event) {
 		if e.IsError {
 			label = "error: "
 		}
-		s.progress("%s← %s: %s%s\n", s.who(e.Agent, e.TaskID), termtext.Line(e.Name), label, termtext.Line(shorten(e.Result, maxShown)))
+		s.progress("%s← %s: %s%s\n", s.who(e.Agent, e.TaskID), termtext.Line(e.Name), label, resultLines(shorten(e.Result, maxShown)))
 	case *exec.PromptRequest:
 		s.spin.Stop() // the question is drawn now
 		if s.showQuestions {
@@ -149,6 +149,18 @@ func (s *humanSink) spinTool() {
 	if s.spin != nil && s.running != "" {
 		s.spin.StartTool(s.running, s.runningSince)
 	}
+}
+
+// resultLines is a tool result as progress shows it: a result of several
+// lines is drawn as lines (not as \x0a), each escaped like any text a
+// model can reach, the next ones indented behind a gutter so a result can
+// never pass for a line of hitl's own (a question, an answer).
+func resultLines(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = termtext.Line(l)
+	}
+	return strings.Join(lines, "\n  │ ")
 }
 
 func shorten(s string, n int) string {

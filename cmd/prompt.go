@@ -22,7 +22,7 @@ type PromptOptions struct {
 
 func (o *PromptOptions) addFlags(f *pflag.FlagSet, withUnanswered bool) {
 	f.StringVar(&o.Prompt, "prompt", "", "how questions are asked, `MODE`: auto, tty, jsonl or none (default auto; env HITL_PROMPT)")
-	f.StringVar(&o.Answers, "answers", "", "scripted answers `FILE` (YAML or JSONL), consulted before the front end")
+	f.StringVar(&o.Answers, "answers", "", "scripted answers `FILE` (YAML or JSONL), consulted before the front end (default env HITL_ANSWERS)")
 	if withUnanswered {
 		f.StringVar(&o.Unanswered, "unanswered", "stop", "what a question nobody answers becomes, `POLICY`: stop, cancel or default")
 	}
@@ -89,8 +89,13 @@ func newPrompting(ios *IOStreams, po *PromptOptions, mode string, human bool) (r
 		}
 		p.Unanswered = policy
 	}
-	if po.Answers != "" {
-		af, err := prompt.LoadAnswers(po.Answers)
+	answers := po.Answers
+	if answers == "" {
+		// One answers file for every hitl ask and hitl exec of a script.
+		answers = ios.Getenv("HITL_ANSWERS")
+	}
+	if answers != "" {
+		af, err := prompt.LoadAnswers(answers)
 		if err != nil {
 			return p, nil, err
 		}
@@ -115,8 +120,14 @@ func frontEnd(ios *IOStreams, mode string, notice io.Writer) (fe prompt.FrontEnd
 	case "none":
 		return nil, closer, nil
 	case "jsonl":
-		j := prompt.NewJSONL(ios.In)
+		// One line per question, never more: a script's next hitl ask
+		// reads the next answer line of the same stdin.
+		j := prompt.NewJSONL(prompt.ExactLines(ios.In))
 		j.Notice = notice
+		if notice == nil && ios.IsStdinTTY() && ios.IsStderrTTY() {
+			// --json at a terminal: a person types the answers.
+			j.TerminalHint = ios.ErrOut
+		}
 		return j, closer, nil
 	}
 	// tty: stdin when it is a terminal, else /dev/tty (the git-hook case).

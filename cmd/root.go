@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hitl-dev/hitl/internal/suggest"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -30,7 +31,7 @@ agents can run unattended but not unsupervised.`,
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+		return &usageError{fmt.Errorf("%w%s\nRun '%s --help' for usage.", err, flagDidYouMean(c, err), c.CommandPath())}
 	})
 	root.AddCommand(
 		NewCmdExec(ios, nil),
@@ -44,6 +45,22 @@ agents can run unattended but not unsupervised.`,
 	root.AddCommand(newHelpAnswers())
 	root.InitDefaultCompletionCmd()
 	return root
+}
+
+// flagDidYouMean is the flag of c an unknown --flag is closest to:
+// hitl exec --jsn: did you mean "json"?
+func flagDidYouMean(c *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	mean := suggest.DidYouMean(name, names)
+	if mean == "" {
+		return ""
+	}
+	return strings.Replace(mean, `"`, `"--`, 1)
 }
 
 func noArgs(c *cobra.Command, args []string) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hitl-dev/hitl/exec"
@@ -93,10 +94,29 @@ func runAgent(ctx context.Context, opts *ExecOptions, build func(run.Options) (*
 	if err != nil && res.Kept && run.Resumable(Status(runErr)) && !isReported(err) {
 		// The error first, then how to go on.
 		fmt.Fprintf(opts.IO.ErrOut, "hitl: %v\n", err)
-		fmt.Fprintf(opts.IO.ErrOut, "hitl: to continue this run: hitl resume %s\n", res.Session)
+		fmt.Fprintf(opts.IO.ErrOut, "hitl: to continue this run: %s\n", resumeHint(opts, res.Session))
 		return &reportedError{err}
 	}
 	return err
+}
+
+// resumeHint is the command that continues a kept session: by run id when
+// it is in the state directory, with the cassette a replayed run needs, and
+// a word on the session key when one was set (another key refuses it).
+func resumeHint(opts *ExecOptions, session string) string {
+	ref := session
+	if inDefaultDir(opts.IO, session) {
+		ref = strings.TrimSuffix(filepath.Base(session), ".jsonl")
+	}
+	hint := "hitl resume "
+	if opts.Replay != "" {
+		hint += "--replay " + opts.Replay + " "
+	}
+	hint += ref
+	if opts.IO.Getenv("HITL_SESSION_KEY") != "" {
+		hint += " (with the same HITL_SESSION_KEY)"
+	}
+	return hint
 }
 
 // messageText is the first user turn as given: MESSAGE's words, or the

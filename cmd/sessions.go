@@ -20,7 +20,9 @@ type SessionsOptions struct {
 	JSON bool
 	// OlderThan is prune's cutoff age.
 	OlderThan time.Duration
-	Now       func() time.Time
+	// DryRun lists what prune would remove, removing nothing.
+	DryRun bool
+	Now    func() time.Time
 }
 
 // NewCmdSessions lists and prunes the sessions kept in the state directory.
@@ -47,7 +49,7 @@ failed, rejected) or when --session named it; a successful run deletes its own.`
 		Long: `Remove the sessions in the state directory last written longer ago than
 DURATION (a Go duration such as 36h, or days: 7d). Sessions a running hitl holds
 are left alone.`,
-		Example: "  hitl sessions prune --older-than 7d",
+		Example: "  hitl sessions prune --older-than 7d --dry-run\n  hitl sessions prune --older-than 7d",
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			v, _ := c.Flags().GetString("older-than")
@@ -59,10 +61,12 @@ are left alone.`,
 				return usagef("--older-than %q: %v", v, err)
 			}
 			opts.OlderThan = d
+			opts.DryRun, _ = c.Flags().GetBool("dry-run")
 			return sessionsPrune(opts)
 		},
 	}
 	prune.Flags().String("older-than", "", "remove sessions last written longer ago than this (7d, 36h)")
+	prune.Flags().Bool("dry-run", false, "list what would be removed, remove nothing")
 	c.AddCommand(prune)
 	return c
 }
@@ -131,9 +135,13 @@ func sessionsPrune(opts *SessionsOptions) error {
 	if err != nil {
 		return err
 	}
-	removed, err := session.Prune(dir, opts.Now().Add(-opts.OlderThan))
+	removed, err := session.Prune(dir, opts.Now().Add(-opts.OlderThan), opts.DryRun)
+	verb := "removed"
+	if opts.DryRun {
+		verb = "would remove"
+	}
 	for _, p := range removed {
-		fmt.Fprintf(opts.IO.Out, "removed %s\n", p)
+		fmt.Fprintf(opts.IO.Out, "%s %s\n", verb, p)
 	}
 	if len(removed) == 0 && err == nil {
 		fmt.Fprintf(opts.IO.ErrOut, "hitl: no session in %s is older than %s\n", dir, opts.OlderThan)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec/configcheck"
 	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/exec/tools/rag"
@@ -43,7 +44,7 @@ func validateRun(opts *ValidateOptions) error {
 	failed := 0
 	var first error
 	for _, file := range opts.Files {
-		cfg, err := config.Load(file, opts.IO.LookupEnv)
+		cfg, err := config.Load(file, opts.IO.LookupEnv, configcheck.Checks())
 		if unset := unsetVars(err); unset != nil {
 			// Linting in CI without the file's secrets: an unset ${VAR} is a
 			// note here; hitl exec still refuses it (exit 2).
@@ -55,7 +56,7 @@ func validateRun(opts *ValidateOptions) error {
 					return v, true
 				}
 				return "", true
-			})
+			}, configcheck.Checks())
 		}
 		if err != nil {
 			failed++

@@ -19,7 +19,7 @@ func env(vars map[string]string) func(string) (string, bool) {
 // parseOK parses src (an agent file) and fails the test on any error.
 func parseOK(t *testing.T, src string, vars map[string]string) *Config {
 	t.Helper()
-	cfg, err := Parse("a.yaml", []byte(src), env(vars))
+	cfg, err := parse("a.yaml", []byte(src), env(vars))
 	if err != nil {
 		t.Fatalf("Parse:\n%v", err)
 	}
@@ -276,7 +276,7 @@ func TestPromptFiles(t *testing.T) {
 	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(file, noEnv)
+	cfg, err := load(file, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestPromptFiles(t *testing.T) {
 	}
 	// A file found nowhere adds nothing, as in cagent; it is kept for
 	// hitl validate's note, where it is named.
-	cfg, err = Load(bad, noEnv)
+	cfg, err = load(bad, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func TestRulesChecked(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("a.yaml", []byte(tt.src+"permissions:\n  "+tt.rules+"\n"), noEnv)
+			_, err := parse("a.yaml", []byte(tt.src+"permissions:\n  "+tt.rules+"\n"), noEnv)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v\nwant %q", err, tt.want)
 			}
@@ -376,7 +376,7 @@ func TestCagentFormErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("a.yaml", []byte(tt.src), noEnv)
+			_, err := parse("a.yaml", []byte(tt.src), noEnv)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v\nwant %q", err, tt.want)
 			}
@@ -414,7 +414,7 @@ func TestCagentUnsupported(t *testing.T) {
 	}
 	for name, src := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := Parse("a.yaml", []byte(src), noEnv)
+			_, err := parse("a.yaml", []byte(src), noEnv)
 			if err == nil || !strings.Contains(err.Error(), "not supported by hitl") || strings.Contains(err.Error(), "unknown") {
 				t.Errorf("error %v\nwant \"not supported by hitl\" and no \"unknown\"", err)
 			}
@@ -441,7 +441,7 @@ func TestSkillsKey(t *testing.T) {
 	}
 	for _, tt := range ok {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := Parse("a.yaml", []byte(tt.src), noEnv)
+			cfg, err := parse("a.yaml", []byte(tt.src), noEnv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -472,24 +472,24 @@ func TestSkillsKey(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("a.yaml", []byte(tt.src), noEnv)
+			_, err := parse("a.yaml", []byte(tt.src), noEnv)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v\nwant %q", err, tt.want)
 			}
 		})
 	}
 	// Rules may name read_skill and its argument.
-	if _, err := Parse("a.yaml", []byte(agent("    skills: true\npermissions:\n  ask: [\"read_skill:name=deploy*\"]\n")), noEnv); err != nil {
+	if _, err := parse("a.yaml", []byte(agent("    skills: true\npermissions:\n  ask: [\"read_skill:name=deploy*\"]\n")), noEnv); err != nil {
 		t.Errorf("a rule naming read_skill: %v", err)
 	}
-	if _, err := Parse("a.yaml", []byte(agent("    skills: true\npermissions:\n  deny: [\"read_skill:path=x\"]\n")), noEnv); err == nil || !strings.Contains(err.Error(), `gives argument "path", but read_skill takes name`) {
+	if _, err := parse("a.yaml", []byte(agent("    skills: true\npermissions:\n  deny: [\"read_skill:path=x\"]\n")), noEnv); err == nil || !strings.Contains(err.Error(), `gives argument "path", but read_skill takes name`) {
 		t.Errorf("a rule with a wrong argument: %v", err)
 	}
-	if _, err := Parse("a.yaml", []byte(agent("permissions:\n  deny: [read_skill]\n")), noEnv); err == nil || !strings.Contains(err.Error(), "names no tool any agent has") {
+	if _, err := parse("a.yaml", []byte(agent("permissions:\n  deny: [read_skill]\n")), noEnv); err == nil || !strings.Contains(err.Error(), "names no tool any agent has") {
 		t.Errorf("read_skill without skills: %v", err)
 	}
 	// Without skills, a toolset may name a tool read_skill.
-	if _, err := Parse("a.yaml", []byte(agent("    toolsets:\n      - {type: user_prompt, name: read_skill}\n")), noEnv); err != nil {
+	if _, err := parse("a.yaml", []byte(agent("    toolsets:\n      - {type: user_prompt, name: read_skill}\n")), noEnv); err != nil {
 		t.Errorf("read_skill without skills: %v", err)
 	}
 }
@@ -498,7 +498,7 @@ func TestSkillsKey(t *testing.T) {
 // that another toolset already gives is a clash at load.
 func TestMCPFilterClash(t *testing.T) {
 	src := "agents:\n  root:\n    model: openai/x\n    toolsets:\n      - type: filesystem\n      - type: mcp\n        command: fs\n        tools: [read_file]\n"
-	_, err := Parse("a.yaml", []byte(src), noEnv)
+	_, err := parse("a.yaml", []byte(src), noEnv)
 	if err == nil || !strings.Contains(err.Error(), `a.yaml:6:9: agent root: toolsets filesystem (line 5) and mcp both give the model a tool named "read_file"`) {
 		t.Errorf("error %v", err)
 	}
@@ -509,7 +509,7 @@ func TestMCPFilterClash(t *testing.T) {
 // command; any other expression is named in the error.
 func TestCommandExpressions(t *testing.T) {
 	src := "agents:\n  root:\n    model: openai/x\n    commands: {a: \"lint: ${shell({cmd: 'echo }', n: [1, true, null], o: {\\\"k\\\": -2.5}})} then ${X} ${go_diagnostics()}\"}\n"
-	cfg, err := Parse("a.yaml", []byte(src), env(map[string]string{"X": "x"}))
+	cfg, err := parse("a.yaml", []byte(src), env(map[string]string{"X": "x"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,7 +526,7 @@ func TestCommandExpressions(t *testing.T) {
 	}
 	for _, b := range bad {
 		src := "agents:\n  root:\n    model: openai/x\n    commands: {a: \"" + b.expr + "\"}\n"
-		_, err := Parse("a.yaml", []byte(src), noEnv)
+		_, err := parse("a.yaml", []byte(src), noEnv)
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%s: error %v, want %q", b.expr, err, b.want)
 		}

@@ -21,7 +21,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("&a [*a]"))
 	f.Add([]byte("mcps:\n  g: {command: x, defer: [a], toon: \"a, (b\"}\nagents:\n  root:\n    model: openai/x\n    toolsets:\n      - {type: mcp, ref: g}\n      - {type: filesystem, defer: [write_file, nope], toon: .*}\n      - {type: script, shell: {add_tool: {cmd: x}}, defer: true}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := Parse("f.yaml", data, func(string) (string, bool) { return "v", true })
+		cfg, err := parse("f.yaml", data, func(string) (string, bool) { return "v", true })
 		if err == nil {
 			if cfg == nil || len(cfg.Agents) == 0 {
 				t.Fatal("no error and no agents")

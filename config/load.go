@@ -33,7 +33,7 @@ const MaxFile = 4 << 20
 // resolved with lookup (os.LookupEnv when nil). The error, when not nil, is
 // Errors (every problem of the file) or a read error. A file larger than
 // MaxFile (or a device that never ends) is refused.
-func Load(path string, lookup func(string) (string, bool)) (*Config, error) {
+func Load(path string, lookup func(string) (string, bool), checks Checks) (*Config, error) {
 	data, err := readFile(path)
 	if err != nil {
 		var pe *os.PathError
@@ -45,7 +45,7 @@ func Load(path string, lookup func(string) (string, bool)) (*Config, error) {
 	if len(data) > MaxFile {
 		return nil, Errors{{File: path, Msg: fmt.Sprintf("the agent file is larger than %d MiB", MaxFile>>20)}}
 	}
-	return Parse(path, data, lookup)
+	return Parse(path, data, lookup, checks)
 }
 
 // readFile reads at most MaxFile+1 bytes of path.
@@ -59,12 +59,12 @@ func readFile(path string) ([]byte, error) {
 }
 
 // Parse validates data as the agent file named path.
-func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Config, error) {
+func Parse(path string, data []byte, lookup func(string) (string, bool), checks Checks) (*Config, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
 	sum := sha256.Sum256(data)
-	l := &loader{file: path, lookup: lookup, cfg: &Config{Path: path, SHA256: hex.EncodeToString(sum[:])}}
+	l := &loader{file: path, lookup: lookup, checks: checks, cfg: &Config{Path: path, SHA256: hex.EncodeToString(sum[:])}}
 	l.parse(data)
 	if len(l.errs) > 0 {
 		return nil, l.errs.sorted()
@@ -75,6 +75,7 @@ func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Confi
 type loader struct {
 	file   string
 	lookup func(string) (string, bool)
+	checks Checks
 	cfg    *Config
 	errs   Errors
 	// mcpDefs is the top-level mcps: map; inMCPDef names the definition

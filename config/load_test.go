@@ -49,7 +49,7 @@ metadata: {author: me}
 		}
 		return "", false
 	}
-	cfg, err := Parse("a.yaml", []byte(src), env)
+	cfg, err := parse("a.yaml", []byte(src), env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("a.yaml", []byte(tt.src), noEnv)
+			_, err := parse("a.yaml", []byte(tt.src), noEnv)
 			if err == nil {
 				t.Fatal("no error")
 			}

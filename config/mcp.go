@@ -196,7 +196,7 @@ func mergeMCP(ts, def *Toolset) {
 	if !ts.HasDefer() {
 		ts.DeferAll, ts.DeferTools, ts.DeferPos = def.DeferAll, def.DeferTools, def.DeferPos
 	}
-	if ts.Toon == nil {
+	if ts.Toon == "" {
 		// cagent leaves a definition's toon: unused; hitl uses it.
 		ts.Toon = def.Toon
 	}

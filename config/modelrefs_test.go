@@ -28,7 +28,7 @@ func TestModelAuto(t *testing.T) {
 		{env: map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "1"}, err: "Vertex AI"},
 	}
 	for _, c := range cases {
-		cfg, err := Parse("a.yaml", src, envOf(c.env))
+		cfg, err := parse("a.yaml", src, envOf(c.env))
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("env %v: err %v, want %q", c.env, err, c.err)
@@ -55,7 +55,7 @@ agents:
   root: {model: "ab,google/gemini-2.5-flash"}
   two: {model: ab}
 `
-	cfg, err := Parse("a.yaml", []byte(src), noEnv)
+	cfg, err := parse("a.yaml", []byte(src), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ agents:
 	if len(cfg.Agents[1].Model.Alloy) != 2 {
 		t.Errorf("two: %+v", cfg.Agents[1].Model)
 	}
-	_, err = Parse("a.yaml", []byte("agents:\n  root: {model: \"openai/x,nope\"}\n"), noEnv)
+	_, err = parse("a.yaml", []byte("agents:\n  root: {model: \"openai/x,nope\"}\n"), noEnv)
 	if err == nil || !strings.Contains(err.Error(), `unknown model "nope"`) {
 		t.Errorf("err %v", err)
 	}
@@ -89,7 +89,7 @@ agents:
     fallback: {models: [ollama/q]}
   plain: {model: a}
 `
-	cfg, err := Parse("a.yaml", []byte(src), noEnv)
+	cfg, err := parse("a.yaml", []byte(src), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ agents:
 	if cfg.Agents[2].Model.Fallback != nil || cfg.Models[0].Fallback != nil {
 		t.Error("the fallback leaked onto the shared model")
 	}
-	_, err = Parse("a.yaml", []byte("agents:\n  root:\n    model: openai/x\n    fallback: {models: [], retries: 1}\n"), noEnv)
+	_, err = parse("a.yaml", []byte("agents:\n  root:\n    model: openai/x\n    fallback: {models: [], retries: 1}\n"), noEnv)
 	if err == nil || !strings.Contains(err.Error(), "a.yaml:4:15: fallback has no models") {
 		t.Errorf("err %v", err)
 	}
@@ -123,7 +123,7 @@ func TestRoutingConfig(t *testing.T) {
 agents:
   root: {model: router}
 `
-	cfg, err := Parse("a.yaml", []byte(src), noEnv)
+	cfg, err := parse("a.yaml", []byte(src), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ agents:
 		{"models:\n  a: {provider: openai, model: x, routing: [{model: openai/y}]}\nagents:\n  root: {model: a}\n", "a.yaml:2:45: routing rule for openai/y has no examples"},
 		{"models:\n  a: {provider: openai, model: x, routing: [{examples: [y]}]}\nagents:\n  root: {model: a}\n", "a routing rule needs model:"},
 	} {
-		if _, err := Parse("a.yaml", []byte(c.src), noEnv); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := parse("a.yaml", []byte(c.src), noEnv); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("err %v\nwant %q", err, c.want)
 		}
 	}

@@ -2,8 +2,6 @@ package config
 
 import (
 	"gopkg.in/yaml.v3"
-
-	"github.com/hitl-dev/hitl/prompt/schema"
 )
 
 var structuredOutputKeys = []string{"name", "description", "schema", "strict"}
@@ -36,7 +34,7 @@ func (l *loader) structuredOutput(n *yaml.Node) *StructuredOutput {
 		l.errorf(n, "structured_output needs a schema (a JSON Schema object)")
 		return so
 	}
-	if _, err := schema.Compile(so.Schema); err != nil {
+	if err := l.checks.jsonSchema(so.Schema); err != nil {
 		l.errorf(schemaNode, "structured_output schema: %v", err)
 	}
 	return so

@@ -26,7 +26,7 @@ agents:
   root: {model: a}
   other: {model: resp/gpt-5-mini}
 `
-	cfg, err := Parse("a.yaml", []byte(src), noEnv)
+	cfg, err := parse("a.yaml", []byte(src), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestProvidersErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("a.yaml", []byte(c.src), noEnv)
+			_, err := parse("a.yaml", []byte(c.src), noEnv)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("err %v\nwant %q", err, c.want)
 			}
@@ -99,7 +99,7 @@ func TestResponsesOnlyModels(t *testing.T) {
 // dmr's provider_opts in cagent's forms; on another provider an error.
 func TestDMRProviderOpts(t *testing.T) {
 	src := "models:\n  q: {provider: dmr, model: ai/qwen3, provider_opts: {runtime_flags: \"-ub 1024, --temp 0.5\", speculative_draft_model: ai/small, speculative_num_tokens: 16, speculative_acceptance_rate: 0.8}}\nagents:\n  root: {model: q}\n"
-	cfg, err := Parse("a.yaml", []byte(src), noEnv)
+	cfg, err := parse("a.yaml", []byte(src), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestDMRProviderOpts(t *testing.T) {
 		{"models:\n  m: {provider: openai, model: x, provider_opts: {speculative_num_tokens: 4}}\nagents:\n  root: {model: m}\n", `provider_opts speculative_num_tokens applies to provider dmr, not "openai"`},
 		{"models:\n  m: {provider: dmr, model: x, provider_opts: {speculative_acceptance_rate: 2}}\nagents:\n  root: {model: m}\n", "speculative_acceptance_rate is between 0 and 1"},
 	} {
-		if _, err := Parse("a.yaml", []byte(c.src), noEnv); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := parse("a.yaml", []byte(c.src), noEnv); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("err %v, want %q", err, c.want)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hitl-dev/hitl/exec/tools/toon"
 	"gopkg.in/yaml.v3"
 )
 
@@ -190,11 +189,10 @@ func (l *loader) toolset(n *yaml.Node) *Toolset {
 		case "defer":
 			l.deferKey(ts, v)
 		case "toon":
-			m, err := toon.Compile(l.str(v))
-			if err != nil {
+			ts.Toon = l.str(v)
+			if err := l.checks.toolNames(ts.Toon); err != nil {
 				l.errorf(v, "toon: %v", err)
 			}
-			ts.Toon = m
 		case "api_config":
 			ts.API = l.apiConfig(v)
 		case "name":

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"gopkg.in/yaml.v3"
 	"time"
-
-	"github.com/hitl-dev/hitl/exec/tools/toon"
 )
 
 // Config is one agent.yaml file.
@@ -204,9 +202,10 @@ type Toolset struct {
 	// Filter is tools: on a built-in or mcp toolset: only these of its
 	// tools are given to the model (nil: all).
 	Filter []string
-	// Toon (cagent's toon:, any toolset) matches the names of the tools
-	// whose JSON object results the model gets as TOON (nil: none).
-	Toon toon.Matcher
+	// Toon (cagent's toon:, any toolset) is the pattern of the names of
+	// the tools whose JSON object results the model gets as TOON ("":
+	// none), checked by Checks.ToolNames.
+	Toon string
 	// DeferAll and DeferTools are cagent's defer: (any toolset): all its
 	// tools, or those named, are not offered to the model until it
 	// activates them with add_tool. DeferPos is where each of DeferTools

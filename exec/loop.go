@@ -496,6 +496,13 @@ func (r *Runner) append(st *State, m Message) error {
 	return nil
 }
 
+// lenientArguments is a tool that accepts more than the schema it shows
+// the model: what another runtime's schema requires but its runtime does
+// without (cagent's transfer_task and expected_output).
+type lenientArguments interface {
+	AcceptedParameters() json.RawMessage
+}
+
 func (r *Runner) prepare() error {
 	if r.byName != nil {
 		return nil
@@ -513,10 +520,14 @@ func (r *Runner) prepare() error {
 			return fmt.Errorf("tool %s is both deferred and not", spec.Name)
 		}
 		r.byName[spec.Name] = t
-		if len(spec.Parameters) == 0 {
+		params := spec.Parameters
+		if l, ok := t.(lenientArguments); ok {
+			params = l.AcceptedParameters()
+		}
+		if len(params) == 0 {
 			continue
 		}
-		s, err := schema.Compile(spec.Parameters)
+		s, err := schema.Compile(params)
 		if err != nil {
 			return fmt.Errorf("tool %s: parameters: %w", spec.Name, err)
 		}

@@ -63,6 +63,22 @@ type answerEntry struct {
 	// promptID binds the entry to one question by its id (an AG-UI resume
 	// document's interruptId).
 	promptID string
+	// alternates is set when match has a | outside brackets: in a
+	// command line it is more likely a pipe than an alternation.
+	alternates bool
+}
+
+// hasAlternation reports whether re has an alternation (a|b) anywhere.
+func hasAlternation(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpAlternate {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if hasAlternation(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 type rawEntry struct {
@@ -73,10 +89,11 @@ type rawEntry struct {
 	Text    string          `json:"text"`
 	Repeat  bool            `json:"repeat"`
 	Cwd     string          `json:"cwd"`
+	Command string          `json:"command"`
 }
 
 // entryKeys are the keys of an answers-file entry.
-var entryKeys = []string{"match", "tool", "cwd", "action", "content", "text", "repeat"}
+var entryKeys = []string{"match", "command", "tool", "cwd", "action", "content", "text", "repeat"}
 
 // MaxAnswersFile is the most bytes an answers file may hold. Each entry's
 // content, like an answer line, is at most MaxLine (aliases included).
@@ -154,7 +171,7 @@ func (f *AnswersFile) parseJSONL(data []byte) error {
 			if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 				hint = suggest.DidYouMean(strings.Trim(name, `"`), entryKeys)
 			}
-			return f.bad(n, 1, "expected an entry {match?, tool?, cwd?, action?, content?, text?, repeat?}: %v%s", err, hint)
+			return f.bad(n, 1, "expected an entry {match?, command?, tool?, cwd?, action?, content?, text?, repeat?}: %v%s", err, hint)
 		}
 		if err := f.add(raw, fmt.Sprintf("%s:%d:1", f.path, n)); err != nil {
 			return f.bad(n, 1, "%v", err)
@@ -205,6 +222,8 @@ func (f *AnswersFile) parseYAML(data []byte) error {
 				err = v.Decode(&raw.Repeat)
 			case "cwd":
 				err = v.Decode(&raw.Cwd)
+			case "command":
+				err = v.Decode(&raw.Command)
 			case "content":
 				var x any
 				if err = yamlsize.Check(v, MaxLine); err != nil {
@@ -214,7 +233,7 @@ func (f *AnswersFile) parseYAML(data []byte) error {
 					raw.Content, err = json.Marshal(x)
 				}
 			default:
-				return f.bad(k.Line, k.Column, "unknown key %q%s; expected match, tool, cwd, action, content, text or repeat", k.Value, suggest.DidYouMean(k.Value, entryKeys))
+				return f.bad(k.Line, k.Column, "unknown key %q%s; expected match, command, tool, cwd, action, content, text or repeat", k.Value, suggest.DidYouMean(k.Value, entryKeys))
 			}
 			if err != nil {
 				return f.bad(v.Line, v.Column, "%s: %v", k.Value, err)
@@ -230,6 +249,18 @@ func (f *AnswersFile) parseYAML(data []byte) error {
 func (f *AnswersFile) add(raw rawEntry, where string) error {
 	e := &answerEntry{where: where, tool: raw.Tool, repeat: raw.Repeat, cwd: raw.Cwd}
 
+	if raw.Command != "" {
+		// A shell command line, literally: no regular expression to
+		// escape (a | or a ? is itself).
+		if raw.Match != "" {
+			return fmt.Errorf("give match or command, not both: command is the literal command line")
+		}
+		if raw.Tool != "" && raw.Tool != "shell" {
+			return fmt.Errorf("command is a shell command line: it needs no tool, or tool: shell (not %q)", raw.Tool)
+		}
+		e.tool = "shell"
+		raw.Match = regexp.QuoteMeta(raw.Command)
+	}
 	if raw.Match != "" {
 		re, err := regexp.Compile(raw.Match)
 		if err != nil {
@@ -247,6 +278,7 @@ func (f *AnswersFile) add(raw rawEntry, where string) error {
 			return fmt.Errorf("match: %v", err)
 		}
 		e.whole = whole
+		e.alternates = hasAlternation(parsed)
 	}
 	if len(raw.Content) > 0 && string(raw.Content) == "null" {
 		raw.Content = nil
@@ -327,7 +359,7 @@ func (e *answerEntry) misses(q Question, workDir string) string {
 			subject = q.Message
 		}
 		if e.whole == nil || !e.whole.MatchString(subject) {
-			return "-"
+			return e.nearMiss(q, subject)
 		}
 		if e.tool == "" {
 			return fmt.Sprintf("the question asks for consent: an entry answering it names its tool (tool: %s)", q.Tool)
@@ -347,6 +379,42 @@ func (e *answerEntry) misses(q Question, workDir string) string {
 		return ""
 	}
 	return "-"
+}
+
+// nearMiss says why an entry whose match fits part of a consent
+// question's text does not answer it (the match must cover the whole text):
+// a person who wrote 'Push these commits\?' for a message that goes on
+// with the git log would otherwise see nothing. "-" when the match fits
+// no part of the text.
+func (e *answerEntry) nearMiss(q Question, subject string) string {
+	if e.match == nil {
+		return "-"
+	}
+	loc := e.match.FindStringIndex(subject)
+	if loc == nil {
+		return "-"
+	}
+	what := "message"
+	if q.Subject != "" {
+		what = "text being approved"
+		if q.Tool == "shell" {
+			what = "command line"
+		}
+	}
+	part := "a part"
+	if loc[0] == 0 {
+		part = "the start"
+	}
+	why := fmt.Sprintf("its match fits %s of %s's %s, and a question asking consent is answered only by a match of the whole %s", part, q.ID, what, what)
+	switch {
+	case q.Tool == "shell" && e.alternates:
+		why += `: a | in match is an alternation, not a pipe; escape it (\|) or write the line as command: "..." (matched literally)`
+	case q.Tool == "shell":
+		why += `; write the whole line, or command: "..." (matched literally)`
+	case loc[0] == 0:
+		why += "; end the match with (?s).* to take any rest"
+	}
+	return why
 }
 
 // dirFits: the command's directory is the run's working directory, or the

@@ -120,10 +120,16 @@ type JSONL struct {
 	// read from (once), and a reminder every WaitNotice while waiting.
 	Notice     io.Writer
 	WaitNotice time.Duration
+	// TerminalHint, when set, is where a person at a terminal who asked
+	// for JSON (--json) is told once that an answer line is awaited, with
+	// an example: the prompt.request on stdout is otherwise followed by a
+	// bare cursor.
+	TerminalHint io.Writer
 
 	lines  *lineReader
 	line   int
 	told   bool
+	hinted bool
 	closed bool
 }
 
@@ -137,6 +143,10 @@ func (j *JSONL) Ask(ctx context.Context, q Question) (Answer, error) {
 	if j.Notice != nil && !j.told {
 		j.told = true
 		fmt.Fprintln(j.Notice, "hitl: reading answers from stdin (JSONL); see hitl help answers")
+	}
+	if j.TerminalHint != nil && !j.hinted {
+		j.hinted = true
+		fmt.Fprintf(j.TerminalHint, "hitl: type the answer to %s as one line of JSON and press Enter (%s; {\"action\":\"decline\"} declines); see hitl help answers\n", q.ID, expectation(q))
 	}
 	for {
 		if j.closed {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hitl-dev/hitl/config"
+	"github.com/hitl-dev/hitl/exec/configcheck"
 )
 
 // Every model a file names hides its key from commands: a toolset's
@@ -28,7 +29,7 @@ rag:
     strategies: [{type: chunked-embeddings, embedding_model: emb, vector_dimensions: 8}]
     results: {reranking: {model: judge}}
 `
-	cfg, err := config.Parse("a.yaml", []byte(src), func(string) (string, bool) { return "x", true })
+	cfg, err := config.Parse("a.yaml", []byte(src), func(string) (string, bool) { return "x", true }, configcheck.Checks())
 	if err != nil {
 		t.Fatal(err)
 	}

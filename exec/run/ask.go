@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
@@ -13,8 +14,9 @@ import (
 // secrets kept (the answer is for the calling script). The answers file,
 // then the front end are tried; nobody answering stops (exit 4). sink gets
 // the prompt.* events (a person answering on stdin sees the question
-// there). It returns the answer and the question as asked (with its id).
-func Ask(ctx context.Context, p Prompting, sink exec.Sink, q prompt.Question) (prompt.Answer, prompt.Question, error) {
+// there); notices, what a person must know (an answers-file entry passed
+// over). It returns the answer and the question as asked (with its id).
+func Ask(ctx context.Context, p Prompting, sink exec.Sink, notices io.Writer, q prompt.Question) (prompt.Answer, prompt.Question, error) {
 	a := &prompt.Asker{
 		FrontEnd:   p.FrontEnd,
 		NoFrontEnd: p.NoFrontEnd,
@@ -23,6 +25,9 @@ func Ask(ctx context.Context, p Prompting, sink exec.Sink, q prompt.Question) (p
 		Observer:   &promptEvents{sink: sink},
 	}
 	if p.Answers != nil {
+		if notices != nil {
+			p.Answers.Bind("", func(msg string) { fmt.Fprintf(notices, "hitl: %s\n", msg) })
+		}
 		a.Sources = append(a.Sources, p.Answers)
 	}
 	if sink != nil {

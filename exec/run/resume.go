@@ -7,6 +7,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/configcheck"
 	"github.com/hitl-dev/hitl/exec/session"
 )
 
@@ -58,7 +59,7 @@ func resume(journal *session.Journal, loaded *session.Loaded, ro ResumeOptions, 
 		}
 		return nil, usagef("the session's agent file %s is not here: its path is relative to the directory the run started in; run hitl resume from there", h.AgentFile)
 	}
-	cfg, err := config.Load(h.AgentFile, ro.LookupEnv)
+	cfg, err := config.Load(h.AgentFile, ro.LookupEnv, configcheck.Checks())
 	if err != nil {
 		return nil, err
 	}

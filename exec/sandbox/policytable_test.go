@@ -14,7 +14,7 @@ import (
 // (DESIGN §15): for each channel a child could use to reach past its class,
 // under each mechanism, for each class of child, whether the probe
 // (internal/sandboxprobe) reaches it. TestPolicyTable checks it from
-// inside; the README's Security section shows it (TestPolicyTableInREADME).
+// inside; docs/security.md shows it (TestPolicyTableInDocs).
 
 const policyTableFile = "testdata/policy.table"
 
@@ -191,13 +191,13 @@ func readPolicyTable(t *testing.T) policyTable {
 	return pt
 }
 
-// policyClassTitles are the classes as the README names them.
+// policyClassTitles are the classes as docs/security.md names them.
 var policyClassTitles = map[string]string{
 	"auto": "auto-allowed", "approved": "approved", "script": "script tool",
 	"hook": "hook", "approver": "approver", "mcp": "MCP server",
 }
 
-// policyChannelTitles say what each channel is, for the README.
+// policyChannelTitles say what each channel is, for docs/security.md.
 var policyChannelTitles = map[string]string{
 	"write-workdir":       "write in the run's working directory",
 	"write-outside":       "write outside it",
@@ -226,7 +226,7 @@ var policyChannelTitles = map[string]string{
 	"setsid-survive":      "a `setsid` child outlives its owner",
 }
 
-// policyMechanismTitles are the mechanisms as the README names them.
+// policyMechanismTitles are the mechanisms as docs/security.md names them.
 var policyMechanismTitles = map[string]string{
 	"bwrap+landlock": "bwrap + Landlock",
 	"landlock":       "Landlock only",
@@ -234,19 +234,19 @@ var policyMechanismTitles = map[string]string{
 	"none":           "none (`--no-sandbox`)",
 }
 
-// policyOutcomeWords are the outcomes as the README writes them.
+// policyOutcomeWords are the outcomes as docs/security.md writes them.
 var policyOutcomeWords = map[string]string{
 	expectOK: "yes", expectDenied: "no", expectRoot: "root only", expectAny: "varies", expectUser: "not root",
 }
 
-// policyMarkdown is the table as the README shows it: a row per channel, a
+// policyMarkdown is the table as docs/security.md shows it: a row per channel, a
 // column per mechanism; a cell says the outcome when every class has the
 // same one, else the outcome of each group of classes.
 func policyMarkdown(pt policyTable) string {
 	var b strings.Builder
 	b.WriteString("Can a child reach it? Checked from inside by `exec/sandbox`'s policy table test (a probe run as each class\n")
 	b.WriteString("of child under each mechanism, as root and as an unprivileged user), generated from\n")
-	b.WriteString("[`exec/sandbox/testdata/policy.table`](exec/sandbox/testdata/policy.table).\n")
+	b.WriteString("[`exec/sandbox/testdata/policy.table`](../exec/sandbox/testdata/policy.table).\n")
 	b.WriteString("\"root only\": the OS itself refuses an unprivileged user; \"varies\": depends on the machine; \"not root\": only without root, where Landlock alone cannot make a PID namespace (see the table's comments).\n\n")
 	b.WriteString("| channel |")
 	for _, m := range policyMechanisms {
@@ -309,14 +309,14 @@ func policyCell(want []string) string {
 const (
 	policyBegin = "<!-- policy-table -->"
 	policyEnd   = "<!-- /policy-table -->"
-	// policyUpdateEnv rewrites the README's block from the table.
+	// policyUpdateEnv rewrites docs/security.md's block from the table.
 	policyUpdateEnv = "HITL_UPDATE_POLICY_TABLE"
 )
 
-// The README's Security section shows the policy table as generated from
+// docs/security.md shows the policy table as generated from
 // testdata/policy.table, between the markers.
-func TestPolicyTableInREADME(t *testing.T) {
-	readme := filepath.Join("..", "..", "README.md")
+func TestPolicyTableInDocs(t *testing.T) {
+	readme := filepath.Join("..", "..", "docs", "security.md")
 	data, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
@@ -324,12 +324,12 @@ func TestPolicyTableInREADME(t *testing.T) {
 	text := string(data)
 	begin := strings.Index(text, policyBegin)
 	if begin < 0 {
-		t.Skipf("README.md has no %s block yet: put the lines %s and %s in its Security section, then run %s=1 go test ./exec/sandbox -run TestPolicyTableInREADME",
+		t.Skipf("docs/security.md has no %s block yet: put the lines %s and %s in it, then run %s=1 go test ./exec/sandbox -run TestPolicyTableInDocs",
 			policyBegin, policyBegin, policyEnd, policyUpdateEnv)
 	}
 	rel := strings.Index(text[begin:], policyEnd)
 	if rel < 0 {
-		t.Fatalf("README.md has %s but no %s after it", policyBegin, policyEnd)
+		t.Fatalf("docs/security.md has %s but no %s after it", policyBegin, policyEnd)
 	}
 	end := begin + rel
 	want := policyBegin + "\n" + policyMarkdown(readPolicyTable(t))
@@ -344,17 +344,17 @@ func TestPolicyTableInREADME(t *testing.T) {
 		t.Logf("rewrote the policy table in %s", readme)
 		return
 	}
-	t.Errorf("README.md's policy table differs from %s; run %s=1 go test ./exec/sandbox -run TestPolicyTableInREADME to rewrite it\n--- README\n%s\n--- generated\n%s",
+	t.Errorf("docs/security.md's policy table differs from %s; run %s=1 go test ./exec/sandbox -run TestPolicyTableInDocs to rewrite it\n--- docs/security.md\n%s\n--- generated\n%s",
 		policyTableFile, policyUpdateEnv, got, want)
 }
 
-// Every channel the README names has a title, and the table is well
+// Every channel docs/security.md names has a title, and the table is well
 // formed.
 func TestPolicyTableParses(t *testing.T) {
 	pt := readPolicyTable(t)
 	for _, ch := range pt.channels() {
 		if policyChannelTitles[ch] == "" {
-			t.Errorf("channel %s has no title for the README (policyChannelTitles)", ch)
+			t.Errorf("channel %s has no title for docs/security.md (policyChannelTitles)", ch)
 		}
 	}
 }

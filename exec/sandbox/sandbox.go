@@ -237,7 +237,7 @@ func Probe(mode Mode) (Choice, error) {
 			}
 			return Choice{Mechanism: MechBwrap, bwrap: path, Why: "bwrap runs without Landlock (" + landlockWhy +
 				"): a mount cannot stop a command writing into a named pipe or connecting to a unix socket, " +
-				"so allow rules do not apply and every command is asked (README: Security)"}, nil
+				"so allow rules do not apply and every command is asked (docs/security.md)"}, nil
 		}
 		bwrapWhy = why
 		if mode == Bwrap {
@@ -294,7 +294,7 @@ func homeDir() string {
 }
 
 // credentialFiles are the credential stores under a home directory that a
-// command nobody saw can never read (README: Security).
+// command nobody saw can never read (docs/security.md).
 var credentialFiles = []string{
 	".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".git-credentials",
 	".docker/config.json", ".kube",

@@ -81,8 +81,9 @@ func readFile(path string) (*Loaded, error) {
 }
 
 // Prune removes the sessions in dir last written before cutoff, except
-// those a hitl process holds. It returns the paths removed.
-func Prune(dir string, cutoff time.Time) ([]string, error) {
+// those a hitl process holds. It returns the paths removed (with dryRun,
+// those it would remove: nothing is removed).
+func Prune(dir string, cutoff time.Time, dryRun bool) ([]string, error) {
 	list, err := List(dir)
 	if err != nil {
 		return nil, err
@@ -102,6 +103,11 @@ func Prune(dir string, cutoff time.Time) ([]string, error) {
 			f.Close()
 			continue // in use: a run or resume holds it
 		}
+		if dryRun {
+			f.Close()
+			removed = append(removed, s.Path)
+			continue
+		}
 		err = os.Remove(s.Path)
 		f.Close()
 		if err != nil {
@@ -110,7 +116,9 @@ func Prune(dir string, cutoff time.Time) ([]string, error) {
 		}
 		removed = append(removed, s.Path)
 	}
-	pruneHeads(filepath.Join(filepath.Dir(dir), "heads"), cutoff)
+	if !dryRun {
+		pruneHeads(filepath.Join(filepath.Dir(dir), "heads"), cutoff)
+	}
 	return removed, errors.Join(errs...)
 }
 

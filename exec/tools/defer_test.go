@@ -11,7 +11,6 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
-	"github.com/hitl-dev/hitl/exec/tools/toon"
 	"github.com/hitl-dev/hitl/prompt"
 )
 
@@ -85,13 +84,9 @@ func TestToonedMasks(t *testing.T) {
 // tooned as offered ones), its others offered with search_tool and add_tool
 // after them; toon: wraps the tools it names, outside the gate.
 func TestBuildDeferAndToon(t *testing.T) {
-	m, err := toon.Compile("_todos?$")
-	if err != nil {
-		t.Fatal(err)
-	}
 	a := &config.Agent{Toolsets: []*config.Toolset{
 		{Type: "filesystem", IgnoreVCS: true, DeferTools: []string{"write_file", "edit_file"}},
-		{Type: "todo", DeferAll: true, Toon: m},
+		{Type: "todo", DeferAll: true, Toon: "_todos?$"},
 		{Type: "think"},
 	}}
 	list, deferral, err := Build(&config.Config{Path: "a.yaml"}, a, Deps{WorkingDir: t.TempDir(), Permissions: config.Permissions{Ask: []string{"add_tool"}}})

@@ -101,7 +101,7 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 			v = permissions.Verdict{}
 		}
 		if reason == "" {
-			reason = "no sandbox can confine commands here, so allow rules do not apply (README: Security)"
+			reason = "no sandbox can confine commands here, so allow rules do not apply (docs/security.md)"
 		}
 	}
 	switch v.Decision {

@@ -25,6 +25,7 @@ import (
 	"github.com/hitl-dev/hitl/exec/tools/shell"
 	"github.com/hitl-dev/hitl/exec/tools/skills"
 	"github.com/hitl-dev/hitl/exec/tools/team"
+	"github.com/hitl-dev/hitl/exec/tools/toon"
 	"github.com/hitl-dev/hitl/exec/tools/userprompt"
 	"github.com/hitl-dev/hitl/exec/tools/verdict"
 	"github.com/hitl-dev/hitl/prompt"
@@ -169,6 +170,10 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, *exec.Defe
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s:%d:%d: toolset %s: %w", cfg.Path, ts.Pos.Line, ts.Pos.Col, ts.Type, err)
 		}
+		toonNames, err := toon.Compile(ts.Toon)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s:%d:%d: toolset %s: toon: %w", cfg.Path, ts.Pos.Line, ts.Pos.Col, ts.Type, err)
+		}
 		for _, t := range tools {
 			name := t.Spec().Name
 			if ts.Model != nil && d.ToolModels != nil {
@@ -177,7 +182,7 @@ func Build(cfg *config.Config, a *config.Agent, d Deps) ([]exec.Tool, *exec.Defe
 			if ts.Type != "shell" && gates(checker, t) {
 				t = &gated{Tool: t, name: name, checker: checker, asker: askerOf(d), yolo: d.Yolo, session: session}
 			}
-			if ts.Toon.Matches(name) {
+			if toonNames.Matches(name) {
 				tt := &tooned{Tool: t}
 				if d.Secrets != nil {
 					tt.mask = d.Secrets.Mask

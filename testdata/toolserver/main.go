@@ -1,5 +1,5 @@
 // Command toolserver is an example tool server for hitl's remote toolsets
-// (seed 000; see docs/README.remote.md). Its write_file tool asks the user,
+// (see docs/remote-tools.md). Its write_file tool asks the user,
 // through hitl, "Allow writing to the original directory?" and reports the
 // choice; it never writes anything.
 //

@@ -276,7 +276,7 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 		if t.opts.Yolo {
 			return permission{}, nil
 		}
-		reason = "no sandbox can confine commands here, so allow rules do not apply (README: Security)"
+		reason = "no sandbox can confine commands here, so allow rules do not apply (docs/security.md)"
 		if outside != "" {
 			reason = outside
 		}

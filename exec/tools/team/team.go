@@ -61,11 +61,21 @@ type Transfer struct {
 	Starter   Starter
 }
 
-const transferSchema = `{"type":"object","properties":{` +
+const transferProperties = `{"type":"object","properties":{` +
 	`"agent":{"type":"string","description":"The name of the agent to transfer the task to."},` +
 	`"task":{"type":"string","description":"A clear and concise description of the task the member should achieve."},` +
-	`"expected_output":{"type":"string","description":"The expected output from the member (optional)."}},` +
-	`"required":["agent","task","expected_output"],"additionalProperties":false}`
+	`"expected_output":{"type":"string","description":"The expected output from the member (optional)."}},`
+
+// transferSchema is cagent's, as the model sees it: expected_output is
+// listed as required though described as optional.
+const transferSchema = transferProperties + `"required":["agent","task","expected_output"],"additionalProperties":false}`
+
+// transferAccepted is what a call may leave out: cagent's runtime runs a
+// transfer without expected_output, and so does hitl.
+const transferAccepted = transferProperties + `"required":["agent","task"],"additionalProperties":false}`
+
+// AcceptedParameters lets a call leave expected_output out.
+func (t *Transfer) AcceptedParameters() json.RawMessage { return json.RawMessage(transferAccepted) }
 
 func (t *Transfer) Spec() exec.ToolSpec {
 	return exec.ToolSpec{
