@@ -74,7 +74,10 @@ func (s *Server) MCP() *mcp.Server {
 	})
 	for _, t := range s.runner.Tools {
 		spec := t.Spec()
-		srv.AddTool(&mcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: spec.Parameters}, s.handle)
+		// Asking a person changes nothing in the client's world: clients
+		// that ask before an MCP tool runs (Codex) let these run unasked.
+		srv.AddTool(&mcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: spec.Parameters,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.handle)
 	}
 	return srv
 }
