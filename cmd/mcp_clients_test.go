@@ -8,10 +8,18 @@ package cmd_test
 // fake model servers of internal/fakellm on loopback.
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"syscall"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -53,9 +61,116 @@ func clientCondition(cond string) (ok, known bool) {
 }
 
 func init() {
+	scriptCmds["mcpcall"] = cmdMcpCall
 	scriptSetups = append(scriptSetups, func(env *testscript.Env) error {
 		env.Setenv("CLAUDE", npmClient("claude"))
 		env.Setenv("CODEX", npmClient("codex"))
 		return nil
 	})
+}
+
+// cmdMcpCall is an MCP client of a server program, for scripts:
+//
+//	mcpcall TOOL ARGS_JSON -- PROGRAM ARGS...
+//	    call TOOL once; its result's text goes to stdout, and an error
+//	    result fails unless negated (! mcpcall)
+//	mcpcall -leave-when FILE TOOL ARGS_JSON -- PROGRAM ARGS...
+//	    call TOOL, and once FILE exists drop the connection, as a client
+//	    process that exits does; mcpcall returns when the server has exited
+func cmdMcpCall(ts *testscript.TestScript, neg bool, args []string) {
+	leaveWhen := ""
+	if len(args) > 1 && args[0] == "-leave-when" {
+		leaveWhen, args = ts.MkAbs(args[1]), args[2:]
+	}
+	if len(args) < 4 || args[2] != "--" {
+		ts.Fatalf("usage: mcpcall [-leave-when FILE] TOOL ARGS_JSON -- PROGRAM ARGS...")
+	}
+	tool, callArgs, argv := args[0], args[1], args[3:]
+	prog, err := lookPathIn(argv[0], ts.Getenv("PATH"))
+	ts.Check(err)
+	c := osexec.Command(prog, argv[1:]...)
+	c.Dir = ts.MkAbs(".")
+	c.Env = scriptEnv(ts)
+	c.Stderr = ts.Stderr()
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no terminal to ask on
+	in, err := c.StdinPipe()
+	ts.Check(err)
+	out, err := c.StdoutPipe()
+	ts.Check(err)
+	ts.Check(c.Start())
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpcall"}, nil).Connect(context.Background(), &mcp.IOTransport{Reader: out, Writer: in}, nil)
+	if err != nil {
+		_ = c.Process.Kill()
+		_ = c.Wait()
+		ts.Fatalf("mcpcall: connect: %v", err)
+	}
+	if leaveWhen != "" {
+		go func() { _, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(callArgs)}) }()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			if _, err := os.Stat(leaveWhen); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = c.Process.Kill()
+				ts.Fatalf("mcpcall: %s never appeared", leaveWhen)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		in.Close()
+		out.Close()
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		select {
+		case err := <-done:
+			fmt.Fprintf(ts.Stdout(), "left; the server exited (%v)\n", err)
+		case <-time.After(time.Minute):
+			_ = c.Process.Kill()
+			ts.Fatalf("mcpcall: the server went on after the client left")
+		}
+		return
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(callArgs)})
+	cs.Close()
+	in.Close()
+	_ = c.Wait()
+	if err != nil {
+		if neg {
+			fmt.Fprintf(ts.Stdout(), "error: %v\n", err)
+			return
+		}
+		ts.Fatalf("mcpcall %s: %v", tool, err)
+	}
+	for _, ct := range res.Content {
+		if t, ok := ct.(*mcp.TextContent); ok {
+			fmt.Fprintln(ts.Stdout(), t.Text)
+		}
+	}
+	if res.IsError != neg {
+		ts.Fatalf("mcpcall %s: isError %v", tool, res.IsError)
+	}
+}
+
+// scriptEnv is the script's environment, for a program it starts.
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "XDG_STATE_HOME", "HITL_SESSION_KEY", "HITL_APPROVER_SECRET"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+func lookPathIn(name, path string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found in the script's PATH", name)
 }
