@@ -77,10 +77,12 @@ func init() {
 //	mcpcall -leave-when FILE TOOL ARGS_JSON -- PROGRAM ARGS...
 //	    call TOOL, and once FILE exists drop the connection, as a client
 //	    process that exits does; mcpcall returns when the server has exited
+//	mcpcall -term-when FILE TOOL ARGS_JSON -- PROGRAM ARGS...
+//	    the same, but send the server SIGTERM instead
 func cmdMcpCall(ts *testscript.TestScript, neg bool, args []string) {
-	leaveWhen := ""
-	if len(args) > 1 && args[0] == "-leave-when" {
-		leaveWhen, args = ts.MkAbs(args[1]), args[2:]
+	leaveWhen, term := "", false
+	if len(args) > 1 && (args[0] == "-leave-when" || args[0] == "-term-when") {
+		leaveWhen, term, args = ts.MkAbs(args[1]), args[0] == "-term-when", args[2:]
 	}
 	if len(args) < 4 || args[2] != "--" {
 		ts.Fatalf("usage: mcpcall [-leave-when FILE] TOOL ARGS_JSON -- PROGRAM ARGS...")
@@ -117,13 +119,21 @@ func cmdMcpCall(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		in.Close()
-		out.Close()
+		if term {
+			_ = c.Process.Signal(syscall.SIGTERM)
+		} else {
+			in.Close()
+			out.Close()
+		}
 		done := make(chan error, 1)
 		go func() { done <- c.Wait() }()
 		select {
 		case err := <-done:
-			fmt.Fprintf(ts.Stdout(), "left; the server exited (%v)\n", err)
+			code := 0
+			if ee, ok := err.(*osexec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			fmt.Fprintf(ts.Stdout(), "left; the server exited with %d\n", code)
 		case <-time.After(time.Minute):
 			_ = c.Process.Kill()
 			ts.Fatalf("mcpcall: the server went on after the client left")

@@ -49,6 +49,8 @@ type Server struct {
 	opts   Options
 	runner *exec.Runner
 	calls  atomic.Int64
+	// base is Run's context: a call ends when it ends.
+	base context.Context
 }
 
 // New returns the server of desk's questions.
@@ -82,13 +84,23 @@ func (s *Server) MCP() *mcp.Server {
 	return srv
 }
 
-// Run serves one client over t until it goes away or ctx ends.
+// Run serves one client over t until it goes away or ctx ends. When ctx
+// ends (a signal), the calls asking end too: the SDK waits for them
+// before it returns, and does not end them itself.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	s.base = ctx
 	return s.MCP().Run(ctx, t)
 }
 
 func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
+	if s.base != nil {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(s.base, func() { cancel(context.Cause(s.base)) })
+		defer stop()
+	}
 	asker, done, err := s.desk.Turn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the call ended before it was asked: %w", name, err)
