@@ -65,7 +65,9 @@ never approves. The server runs until the client closes its stdin.`,
 	f.StringVar(&opts.Session, "session", "", "keep the journal and the receipts of every answer in `FILE` (hitl receipts FILE)")
 	f.StringVar(&opts.Events, "events", "", "append the prompt.request, prompt.answer and error events as JSON lines to `FILE`")
 	opts.ApproveOptions.addFlags(f)
-	completeValues(c)
+	// Not completeValues: hitl mcp takes other values.
+	_ = c.RegisterFlagCompletionFunc("prompt", cobra.FixedCompletions([]string{"auto", "tty", "none"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("unanswered", cobra.FixedCompletions([]string{"deny", "cancel"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 

@@ -107,7 +107,9 @@ func cmdMcpCall(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("mcpcall: connect: %v", err)
 	}
 	if leaveWhen != "" {
-		go func() { _, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(callArgs)}) }()
+		go func() {
+			_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(callArgs)})
+		}()
 		deadline := time.Now().Add(time.Minute)
 		for {
 			if _, err := os.Stat(leaveWhen); err == nil {
