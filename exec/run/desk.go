@@ -12,8 +12,8 @@ import (
 	"github.com/hitl-dev/hitl/prompt"
 )
 
-// DeskAgent is the agent a desk's journal names: no agent file is run.
-const DeskAgent = "hitl mcp"
+// deskAgent is the agent a desk's journal names: no agent file is run.
+const deskAgent = "hitl mcp"
 
 // Desk is hitl's question machinery offered to an agent hitl does not run
 // (hitl mcp, DESIGN §16): the answers file, the approvers, the front end,
@@ -54,7 +54,7 @@ func NewDesk(opts Options) (*Desk, error) {
 		return nil, &UsageError{err}
 	}
 	j, err := session.Create(path, session.Header{
-		RunID: r.runID, Created: time.Now().UTC(), Agent: DeskAgent, Dir: startDir(),
+		RunID: r.runID, Created: time.Now().UTC(), Agent: deskAgent, Dir: startDir(),
 	}, key)
 	if err != nil {
 		return nil, err

@@ -70,6 +70,9 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 	if err := json.Unmarshal(call.Arguments, &a); err != nil {
 		return exec.Result{IsError: true, Text: fmt.Sprintf("invalid arguments: %v", err)}, nil
 	}
+	if a.ToolUseID == "" {
+		a.ToolUseID = call.ID // the question still names its call
+	}
 	q, err := t.question(ctx, a)
 	if err != nil {
 		return exec.Result{IsError: true, Text: err.Error()}, nil
