@@ -140,6 +140,12 @@ func frontEnd(ios *IOStreams, mode string, notice io.Writer) (fe prompt.FrontEnd
 		in, out = f, f
 		closer = func() { f.Close() }
 	}
+	return ttyFrontEnd(in, out, closer)
+}
+
+// ttyFrontEnd is the terminal front end on in and out; closer releases
+// them.
+func ttyFrontEnd(in, out *os.File, closer func()) (prompt.FrontEnd, func(), error) {
 	t := tty.New(in, out)
 	// The front end owns the terminal's modes from now on (no echo
 	// between questions): put them back before /dev/tty is closed.

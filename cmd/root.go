@@ -36,6 +36,7 @@ agents can run unattended but not unsupervised.`,
 	root.AddCommand(
 		NewCmdExec(ios, nil),
 		NewCmdAsk(ios, nil),
+		NewCmdMcp(ios, nil),
 		NewCmdResume(ios, nil),
 		NewCmdValidate(ios, nil),
 		NewCmdSessions(ios),

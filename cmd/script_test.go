@@ -151,6 +151,9 @@ func condition(cond string) (bool, error) {
 		_, err := os.Stat("../exec/tools/mcp/testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 		return err == nil, nil
 	}
+	if ok, known := clientCondition(cond); known {
+		return ok, nil
+	}
 	if mech, ok := strings.CutPrefix(cond, "sandbox:"); ok {
 		return sandboxCondition(mech)
 	}

@@ -30,13 +30,16 @@ type webhookHolder struct{ srv *webhookServer }
 // that checks each request's Standard Webhooks signature and refuses a bad
 // one with 401):
 //
-//	webhook sync|async|gone|wrong-nonce   start it; $WEBHOOK_URL is its URL and
+//	webhook sync|async|gone|wrong-nonce|pending
+//	                                      start it; $WEBHOOK_URL is its URL and
 //	                                      $HITL_APPROVER_SECRET its secret
 //	webhook log FILE                      write what it saw, a line per request
 //
 // sync answers "once" at once (as approver bob, echoing the nonce); async
 // answers 202 with a Location, then "once" when polled; gone answers 202,
-// then 410 Gone; wrong-nonce answers with another nonce.
+// then 410 Gone; wrong-nonce answers with another nonce; pending answers
+// 202 to every request, and writes the file webhook-asked when the question
+// comes.
 func cmdWebhook(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
 		ts.Fatalf("usage: webhook sync|async|gone|wrong-nonce | webhook log FILE")
@@ -57,7 +60,7 @@ func cmdWebhook(ts *testscript.TestScript, neg bool, args []string) {
 	secret := "whsec_" + base64.StdEncoding.EncodeToString(raw)
 	wh, err := standardwebhooks.NewWebhook(secret)
 	ts.Check(err)
-	h := &webhookServer{mode: args[0], wh: wh}
+	h := &webhookServer{mode: args[0], wh: wh, asked: ts.MkAbs("webhook-asked")}
 	srv := httptest.NewServer(h)
 	ts.Defer(srv.Close)
 	ts.Setenv("WEBHOOK_URL", srv.URL+"/approve")
@@ -72,10 +75,11 @@ func cmdWebhook(ts *testscript.TestScript, neg bool, args []string) {
 type webhookKey struct{}
 
 type webhookServer struct {
-	mode string
-	wh   *standardwebhooks.Webhook
-	mu   sync.Mutex
-	log  []string
+	mode  string
+	wh    *standardwebhooks.Webhook
+	asked string // the file pending writes when the question comes
+	mu    sync.Mutex
+	log   []string
 }
 
 func (h *webhookServer) note(format string, args ...any) {
@@ -97,6 +101,10 @@ func (h *webhookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
 		nonce := strings.TrimPrefix(r.URL.Path, "/poll/")
 		h.note("GET poll verified")
+		if h.mode == "pending" {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
 		if h.mode == "gone" {
 			w.WriteHeader(http.StatusGone)
 			return
@@ -117,6 +125,10 @@ func (h *webhookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(req.Nonce)
 	case "wrong-nonce":
 		answer("not-" + req.Nonce)
+	case "pending":
+		_ = os.WriteFile(h.asked, nil, 0o644)
+		w.Header().Set("Location", "/poll/"+req.Nonce)
+		w.WriteHeader(http.StatusAccepted)
 	default:
 		w.Header().Set("Location", "/poll/"+req.Nonce)
 		w.WriteHeader(http.StatusAccepted)

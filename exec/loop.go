@@ -403,6 +403,18 @@ func (r *Runner) withAgent(ctx context.Context) context.Context {
 	return prompt.WithAgent(ctx, prompt.From{Agent: r.Agent, TaskID: r.TaskID, Member: r.Member})
 }
 
+// Prepare checks the runner's tools (their names, their parameter
+// schemas) before any call; after it, Call is safe for concurrent use.
+func (r *Runner) Prepare() error { return r.prepare() }
+
+// Call runs one call of the runner's tools outside any turn, checked as a
+// model's call is (an unknown tool, arguments that are not JSON, that name
+// a key twice or break the tool's schema are error results naming what is
+// wrong): hitl mcp serving its tools to another agent.
+func (r *Runner) Call(ctx context.Context, call ToolCall) (Result, error) {
+	return r.call(ctx, call, nil)
+}
+
 // call runs one tool call; mistakes of the model become error results.
 // offered are the deferred tools the call's turn was offered.
 func (r *Runner) call(ctx context.Context, call ToolCall, offered map[string]bool) (Result, error) {

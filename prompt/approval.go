@@ -79,20 +79,28 @@ func AskApproval(ctx context.Context, asker Questioner, q Question, what string)
 	if ans.Unanswered() {
 		return Approval{Refusal: fmt.Sprintf("the %s was not run: it was not approved: %s", what, NobodyToApprove)}, nil
 	}
+	return ApprovalOf(ans, what), nil
+}
+
+// ApprovalOf interprets an answer someone gave to an approval question
+// (ApprovalQuestion): only an accept naming "once" or "session" approves;
+// free text is a refusal with feedback. The caller handles an answer
+// nobody gave (Answer.Unanswered).
+func ApprovalOf(ans Answer, what string) Approval {
 	refused := fmt.Sprintf("the user did not approve this %s; it was not run", what)
-	if ans.Action != Accept {
-		return Approval{Refusal: refused}, nil
+	if ans.Action != Accept || ans.Unanswered() {
+		return Approval{Refusal: refused}
 	}
 	if text := strings.TrimSpace(ans.Text); text != "" {
-		return Approval{Refusal: refused + ". The user said: " + text}, nil
+		return Approval{Refusal: refused + ". The user said: " + text}
 	}
 	var id string
 	_ = json.Unmarshal(ans.Content, &id)
 	switch id {
 	case ApproveOnce:
-		return Approval{Approved: true}, nil
+		return Approval{Approved: true}
 	case ApproveSession:
-		return Approval{Approved: true, Session: true}, nil
+		return Approval{Approved: true, Session: true}
 	}
-	return Approval{Refusal: refused}, nil
+	return Approval{Refusal: refused}
 }

@@ -20,6 +20,9 @@ type Call struct {
 	ID   string   `json:"id"`
 	Name string   `json:"name"`
 	Args []string `json:"args"`
+	// Namespace is the tool namespace of a Responses API call (Codex
+	// offers an MCP server's tools as the namespace mcp__SERVER).
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // Thinking is an Anthropic thinking block (Redacted: a redacted one).

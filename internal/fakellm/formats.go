@@ -96,7 +96,7 @@ func GeminiEvents(rep Reply) []string {
 }
 
 // ResponsesEvents is rep as Responses API SSE events: the message's text
-// deltas, each function call (added, argument deltas, done), then
+// deltas and its done events, each function call (added, argument deltas, done), then
 // response.completed with the usage.
 func ResponsesEvents(rep Reply) []string {
 	var out []string
@@ -120,16 +120,26 @@ func ResponsesEvents(rep Reply) []string {
 		for _, t := range rep.Text {
 			ev("response.output_text.delta", map[string]any{"output_index": idx, "item_id": "msg_fake", "content_index": 0, "delta": t})
 		}
+		text := strings.Join(rep.Text, "")
+		ev("response.output_text.done", map[string]any{"output_index": idx, "item_id": "msg_fake", "content_index": 0, "text": text})
+		ev("response.output_item.done", map[string]any{"output_index": idx, "item": map[string]any{"id": "msg_fake", "type": "message", "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}})
 		idx++
 	}
 	for i, c := range rep.Calls {
 		id := fmt.Sprintf("fc_%d", i)
 		item := map[string]any{"id": id, "type": "function_call", "status": "in_progress", "call_id": c.ID, "name": c.Name, "arguments": ""}
+		if c.Namespace != "" {
+			item["namespace"] = c.Namespace
+		}
 		ev("response.output_item.added", map[string]any{"output_index": idx, "item": item})
 		for _, a := range c.Args {
 			ev("response.function_call_arguments.delta", map[string]any{"output_index": idx, "item_id": id, "delta": a})
 		}
 		done := map[string]any{"id": id, "type": "function_call", "status": "completed", "call_id": c.ID, "name": c.Name, "arguments": strings.Join(c.Args, "")}
+		if c.Namespace != "" {
+			done["namespace"] = c.Namespace
+		}
 		ev("response.output_item.done", map[string]any{"output_index": idx, "item": done})
 		idx++
 	}
