@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 
 	"github.com/hitl-dev/hitl/config"
@@ -41,17 +40,9 @@ func NewDesk(opts Options) (*Desk, error) {
 		keep:  opts.Session != "",
 		state: &exec.State{},
 	}
-	path := opts.Session
-	if path == "" {
-		dir, err := session.DefaultDir(r.getenv)
-		if err != nil {
-			return nil, err
-		}
-		path = filepath.Join(dir, r.runID+".jsonl")
-	}
-	key, err := session.LoadKey(r.getenv)
+	path, key, err := journalPlace(r.getenv, opts.Session, r.runID)
 	if err != nil {
-		return nil, &UsageError{err}
+		return nil, err
 	}
 	j, err := session.Create(path, session.Header{
 		RunID: r.runID, Created: time.Now().UTC(), Agent: deskAgent, Dir: startDir(),

@@ -146,17 +146,9 @@ func New(cfg *config.Config, agent *config.Agent, message string, opts Options) 
 		keep:    opts.Session != "",
 		state:   &exec.State{Messages: []exec.Message{{Role: exec.RoleUser, Text: message}}},
 	}
-	path := opts.Session
-	if path == "" {
-		dir, err := session.DefaultDir(r.getenv)
-		if err != nil {
-			return nil, err
-		}
-		path = filepath.Join(dir, r.runID+".jsonl")
-	}
-	key, err := session.LoadKey(r.getenv)
+	path, key, err := journalPlace(r.getenv, opts.Session, r.runID)
 	if err != nil {
-		return nil, &UsageError{err}
+		return nil, err
 	}
 	j, err := session.Create(path, session.Header{
 		RunID:       r.runID,
@@ -565,4 +557,23 @@ func relativeToWD(path string) string {
 		return rel
 	}
 	return abs
+}
+
+// journalPlace is where a run's journal goes (the --session file, else the
+// state dir's sessions) and the key that seals it; a missing key is a
+// usage error.
+func journalPlace(getenv func(string) string, named, runID string) (path string, key session.Key, err error) {
+	path = named
+	if path == "" {
+		dir, err := session.DefaultDir(getenv)
+		if err != nil {
+			return "", session.Key{}, err
+		}
+		path = filepath.Join(dir, runID+".jsonl")
+	}
+	key, err = session.LoadKey(getenv)
+	if err != nil {
+		return "", session.Key{}, &UsageError{err}
+	}
+	return path, key, nil
 }
