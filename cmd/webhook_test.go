@@ -30,7 +30,7 @@ type webhookHolder struct{ srv *webhookServer }
 // that checks each request's Standard Webhooks signature and refuses a bad
 // one with 401):
 //
-//	webhook sync|async|gone|wrong-nonce|pending
+//	webhook sync|async|gone|wrong-nonce|pending|bare
 //	                                      start it; $WEBHOOK_URL is its URL and
 //	                                      $HITL_APPROVER_SECRET its secret
 //	webhook log FILE                      write what it saw, a line per request
@@ -39,10 +39,10 @@ type webhookHolder struct{ srv *webhookServer }
 // answers 202 with a Location, then "once" when polled; gone answers 202,
 // then 410 Gone; wrong-nonce answers with another nonce; pending answers
 // 202 to every request, and writes the file webhook-asked when the question
-// comes.
+// comes; bare answers with the bare value "once" (no nonce).
 func cmdWebhook(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
-		ts.Fatalf("usage: webhook sync|async|gone|wrong-nonce | webhook log FILE")
+		ts.Fatalf("usage: webhook sync|async|gone|wrong-nonce|pending|bare | webhook log FILE")
 	}
 	if args[0] == "log" {
 		holder, _ := ts.Value(webhookKey{}).(*webhookHolder)
@@ -129,6 +129,8 @@ func (h *webhookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = os.WriteFile(h.asked, nil, 0o644)
 		w.Header().Set("Location", "/poll/"+req.Nonce)
 		w.WriteHeader(http.StatusAccepted)
+	case "bare":
+		fmt.Fprintln(w, `"once"`)
 	default:
 		w.Header().Set("Location", "/poll/"+req.Nonce)
 		w.WriteHeader(http.StatusAccepted)

@@ -21,6 +21,9 @@ type Approval struct {
 	Approved bool
 	// Session: approved for the rest of the run.
 	Session bool
+	// Person: a person approved it (Source.Person), not a hook. Only a
+	// command a person approved receives the secrets (rule.go).
+	Person bool
 	// Refusal is the error result for the model when not approved.
 	Refusal string
 }
@@ -98,9 +101,9 @@ func ApprovalOf(ans Answer, what string) Approval {
 	_ = json.Unmarshal(ans.Content, &id)
 	switch id {
 	case ApproveOnce:
-		return Approval{Approved: true}
+		return Approval{Approved: true, Person: ans.Source.Person()}
 	case ApproveSession:
-		return Approval{Approved: true, Session: true}
+		return Approval{Approved: true, Session: true, Person: ans.Source.Person()}
 	}
 	return Approval{Refusal: refused}
 }

@@ -62,6 +62,10 @@ type Asker struct {
 	// OnBadAnswer is told of an answer that cannot be used (a JSONL line, an
 	// answers-file entry) before the run stops: the error event.
 	OnBadAnswer func(*BadAnswerError)
+	// OnRefused is told of a source's answer the consent rule refused
+	// (AnsweredBy: a hook answering a person-only question): it answers
+	// nothing, and the question goes on to the next source.
+	OnRefused func(q Question, src Source, err error)
 
 	mu   sync.Mutex
 	next int // number of the next question id
@@ -174,9 +178,17 @@ func (a *Asker) obtain(ctx context.Context, q Question) (Answer, error) {
 		if err != nil {
 			return Answer{}, err
 		}
-		if ok {
-			return ans, nil
+		if !ok {
+			continue
 		}
+		// The consent rule, whatever the source did (rule.go).
+		if err := q.AnsweredBy(ans.Source); err != nil {
+			if a.OnRefused != nil {
+				a.OnRefused(q, ans.Source, err)
+			}
+			continue
+		}
+		return ans, nil
 	}
 	var unanswered *UnansweredError
 	if a.FrontEnd == nil {
@@ -191,6 +203,9 @@ func (a *Asker) obtain(ctx context.Context, q Question) (Answer, error) {
 		}
 		ans, err := a.askFrontEnd(ctx, q)
 		if err == nil {
+			if err := q.AnsweredBy(ans.Source); err != nil {
+				return Answer{}, err
+			}
 			return ans, nil
 		}
 		if !errors.As(err, &unanswered) {

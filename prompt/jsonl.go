@@ -50,24 +50,32 @@ func ParseLine(raw []byte) (l Line, skip bool, err error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return Line{}, true, nil
 	}
-	if !utf8.Valid(raw) {
-		return Line{}, false, errors.New("the line is not valid UTF-8")
-	}
-	if !json.Valid(raw) {
-		var v any
-		return Line{}, false, &notJSONError{err: json.Unmarshal(raw, &v)}
-	}
-	if k, ok := duplicateKey(raw); ok {
-		// Which one counts depends on who reads the line: hitl (the last)
-		// and a person or a script checking it (maybe the first) must
-		// never disagree about an answer.
-		return Line{}, false, fmt.Errorf("the key %q appears twice in one object; give it once", k)
+	if err := ValidLine(raw); err != nil {
+		return Line{}, false, err
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) == nil && len(obj) > 0 && isFullForm(obj) {
 		return fullForm(obj)
 	}
 	return Line{Answer: Answer{Action: Accept, Content: json.RawMessage(bytes.TrimSpace(raw))}}, false, nil
+}
+
+// ValidLine checks what every answer line must be, whatever it means:
+// UTF-8, one JSON value, no key given twice in an object (which one counts
+// depends on who reads the line: hitl, the last, and a person or a script
+// checking it, maybe the first, must never disagree about an answer).
+func ValidLine(raw []byte) error {
+	if !utf8.Valid(raw) {
+		return errors.New("the line is not valid UTF-8")
+	}
+	if !json.Valid(raw) {
+		var v any
+		return &notJSONError{err: json.Unmarshal(raw, &v)}
+	}
+	if k, ok := duplicateKey(raw); ok {
+		return fmt.Errorf("the key %q appears twice in one object; give it once", k)
+	}
+	return nil
 }
 
 func isFullForm(obj map[string]json.RawMessage) bool {

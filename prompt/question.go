@@ -77,6 +77,10 @@ type Question struct {
 	// over a secret, a program no sandbox confines) a program of the agent
 	// file (a permission_request hook) may not approve either.
 	PersonOnly bool `json:"-"`
+	// HandsSecret: what is approved hands over a secret (a placeholder in
+	// a call's arguments or a command line); it makes the question
+	// PersonOnly, and says why.
+	HandsSecret bool `json:"-"`
 	// ModelDefault: the model wrote the default (a user_prompt schema's
 	// default): it never answers the question (DESIGN §1.12, §5), though a
 	// terminal still shows it to a person.

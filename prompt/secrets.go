@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -109,6 +110,13 @@ func (s *Secrets) Env() []string {
 		env[i] = fmt.Sprintf("HITL_SECRET_%d=%s", n, s.values[n])
 	}
 	return env
+}
+
+// MentionsSecret reports whether text names a secret variable in any
+// form ($HITL_SECRET_1, ${hitl_secret_1}, printenv HITL_SECRET_1): what
+// names one hands it over.
+func MentionsSecret(text string) bool {
+	return strings.Contains(strings.ToUpper(text), "HITL_SECRET_")
 }
 
 var placeholder = regexp.MustCompile(`\$\{?HITL_SECRET_([0-9]+)\}?`)

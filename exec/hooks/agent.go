@@ -151,15 +151,27 @@ func (p permission) Answer(q prompt.Question) (prompt.Answer, bool, error) {
 	res := p.r.Runner.Run(ctx, list, Input{Event: config.HookPermissionRequest, ToolName: q.Tool, ToolUseID: q.CallID, ToolInput: args, Agent: a.Name, Message: subject})
 	p.r.notice(res)
 	who := fmt.Sprintf("permission_request hook (%s)", a.Name)
+	var ans prompt.Answer
 	switch {
 	case res.Decision == "deny" || (res.Blocked && res.Failed == 0):
-		ans := prompt.Answer{Action: prompt.Accept, Content: json.RawMessage(`"no"`), Source: prompt.SourceHook, Approver: who}
+		ans = prompt.Answer{Action: prompt.Accept, Content: json.RawMessage(`"no"`), Source: prompt.SourceHook}
 		if m := strings.TrimSpace(res.Message); m != "" {
-			ans.Text = m
+			ans.Content, ans.Text = nil, m
 		}
-		return ans, true, nil
 	case res.Decision == "allow" && res.Failed == 0:
-		return prompt.Answer{Action: prompt.Accept, Content: json.RawMessage(`"once"`), Source: prompt.SourceHook, Approver: who}, true, nil
+		ans = prompt.Answer{Action: prompt.Accept, Content: json.RawMessage(`"once"`), Source: prompt.SourceHook}
+	default:
+		return prompt.Answer{}, false, nil
 	}
-	return prompt.Answer{}, false, nil
+	// The consent rule (prompt.Admit): a hook's answer is bound to the
+	// call it was shown, and never a person's.
+	ans, err := prompt.Admit(q, prompt.Reply{Answer: ans}, "")
+	if err != nil {
+		if p.r.Notice != nil {
+			p.r.Notice(fmt.Sprintf("the %s answered question %s, and its answer is not taken: %v", who, q.ID, err))
+		}
+		return prompt.Answer{}, false, nil
+	}
+	ans.Approver = who
+	return ans, true, nil
 }

@@ -112,9 +112,12 @@ func NewNonce() string {
 var errPass = errors.New("pass")
 
 // parseReply reads an approver's answer line: the answer grammar of
-// DESIGN §5, with "approver" (who answered) and "nonce" (the webhook's
-// binding) taken out first, or {"action":"pass"}.
-func parseReply(reply []byte, q prompt.Question, nonce string) (prompt.Answer, string, error) {
+// DESIGN §5, with "approver" (who answered) and "nonce" (the binding)
+// taken out first, or {"action":"pass"}. The consent rule decides what it
+// answers (prompt.Admit): a webhook's reply carries the nonce sent with
+// the question in every form (required); a program's may (a relay such
+// as docs/approver-desk), and then it must be this question's.
+func parseReply(reply []byte, q prompt.Question, nonce string, required bool) (prompt.Answer, string, error) {
 	reply = bytes.TrimSpace(reply)
 	if i := bytes.IndexByte(reply, '\n'); i >= 0 {
 		if len(bytes.TrimSpace(reply[i:])) > 0 {
@@ -122,7 +125,16 @@ func parseReply(reply []byte, q prompt.Question, nonce string) (prompt.Answer, s
 		}
 		reply = reply[:i]
 	}
+	// Checked whole first: not JSON, not UTF-8, a key given twice (which
+	// "nonce" counts must never be a question).
+	if len(reply) == 0 {
+		return prompt.Answer{}, "", errors.New("an empty reply: answer with one JSON line, or {\"action\":\"pass\"}")
+	}
+	if err := prompt.ValidLine(reply); err != nil {
+		return prompt.Answer{}, "", err
+	}
 	identity := ""
+	var carried *string
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(reply, &obj) == nil && obj != nil {
 		if v, ok := obj["approver"]; ok {
@@ -131,35 +143,32 @@ func parseReply(reply []byte, q prompt.Question, nonce string) (prompt.Answer, s
 			}
 			delete(obj, "approver")
 		}
-		got, hasNonce := obj["nonce"]
-		if nonce != "" {
+		if v, ok := obj["nonce"]; ok {
 			var n string
-			if !hasNonce || json.Unmarshal(got, &n) != nil || n != nonce {
-				return prompt.Answer{}, "", errors.New(`the reply does not carry this question's "nonce": it answers another question, or none`)
+			if json.Unmarshal(v, &n) != nil {
+				return prompt.Answer{}, "", errors.New(`"nonce" must be the string sent with the question`)
 			}
+			carried = &n
+			delete(obj, "nonce")
 		}
-		delete(obj, "nonce")
 		if a, ok := obj["action"]; ok && string(a) == `"pass"` && len(obj) == 1 {
 			return prompt.Answer{}, identity, errPass
 		}
 		reply, _ = json.Marshal(obj)
 	}
-	l, skip, err := prompt.ParseLine(reply)
+	sent := nonce
+	if !required && carried == nil {
+		sent = ""
+	}
+	l, _, err := prompt.ParseLine(reply)
 	if err != nil {
 		return prompt.Answer{}, "", err
-	}
-	if skip {
-		return prompt.Answer{}, "", errors.New("an empty reply: answer with one JSON line, or {\"action\":\"pass\"}")
-	}
-	if l.PromptID != "" && l.PromptID != q.ID {
-		return prompt.Answer{}, "", fmt.Errorf("prompt_id %q is not the question asked (%s)", l.PromptID, q.ID)
 	}
 	l.Answer.Source = prompt.SourceApprover
-	a, err := prompt.Check(q, l.Answer)
+	a, err := prompt.Admit(q, prompt.Reply{Answer: l.Answer, PromptID: l.PromptID, Nonce: carried}, sent)
 	if err != nil {
 		return prompt.Answer{}, "", err
 	}
-	a.Source = prompt.SourceApprover
 	return a, identity, nil
 }
 

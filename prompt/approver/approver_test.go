@@ -31,18 +31,21 @@ func TestParseReply(t *testing.T) {
 		{"pass", approval(), "", `{"action":"pass"}`, "", "", true},
 		{"pass with identity", approval(), "", `{"action":"pass","approver":"bot"}`, "", "bot", true},
 		{"nonce echoed", approval(), "n1", `{"content":"once","nonce":"n1"}`, `"once"`, "", false},
-		{"nonce of another question", approval(), "n1", `{"content":"once","nonce":"n2"}`, "error: the reply does not carry this question's \"nonce\"", "", false},
-		{"nonce missing", approval(), "n1", `{"content":"once"}`, "error: the reply does not carry", "", false},
+		{"nonce of another question", approval(), "n1", `{"content":"once","nonce":"n2"}`, "error: the answer is not bound to this question: its \"nonce\" is another question's", "", false},
+		{"nonce missing", approval(), "n1", `{"content":"once"}`, "error: the answer is not bound to this question: it carries no \"nonce\"", "", false},
+		{"bare value without the nonce", approval(), "n1", `"once"`, "error: the answer is not bound to this question: it carries no \"nonce\"", "", false},
+		{"nonce given twice", approval(), "n1", `{"content":"once","nonce":"n2","nonce":"n1"}`, `error: the key "nonce" appears twice`, "", false},
+		{"nonce case twin", approval(), "n1", `{"content":"once","Nonce":"n1"}`, "error: the answer is not bound to this question: it carries no", "", false},
 		{"index for consent", approval(), "", `1`, "error: this question asks for consent: name the option", "", false},
 		{"identity not a string", approval(), "", `{"content":"once","approver":7}`, `error: "approver" must be a string`, "", false},
 		{"two lines", text, "", "\"a\"\n\"b\"\n", "error: more than one line", "", false},
-		{"another question's id", text, "", `{"prompt_id":"p9","content":"x"}`, `error: prompt_id "p9" is not the question asked (p1)`, "", false},
+		{"another question's id", text, "", `{"prompt_id":"p9","content":"x"}`, `error: the answer is not bound to this question: it names prompt_id "p9", and the question asked is p1`, "", false},
 		{"garbage", text, "", `sure, go ahead`, "error: not JSON", "", false},
 		{"empty", text, "", "\n", "error: an empty reply", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, identity, err := parseReply([]byte(tt.reply), tt.q, tt.nonce)
+			a, identity, err := parseReply([]byte(tt.reply), tt.q, tt.nonce, tt.nonce != "")
 			switch {
 			case tt.pass:
 				if !errors.Is(err, errPass) {

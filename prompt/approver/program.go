@@ -46,7 +46,10 @@ func NewProgram(name string, argv []string, start Starter, o Options) prompt.Ans
 		name = strings.Join(argv, " ")
 	}
 	return o.source(name, func(ctx context.Context, q prompt.Question) (prompt.Answer, string, error) {
-		req, err := Request(q, o.Run, "")
+		// A fresh nonce: a relay (docs/approver-desk) binds its answer
+		// to this question with it.
+		nonce := NewNonce()
+		req, err := Request(q, o.Run, nonce)
 		if err != nil {
 			return prompt.Answer{}, "", err
 		}
@@ -57,6 +60,6 @@ func NewProgram(name string, argv []string, start Starter, o Options) prompt.Ans
 			}
 			return prompt.Answer{}, "", fmt.Errorf("the program failed: %w", err)
 		}
-		return parseReply(out, q, "")
+		return parseReply(out, q, nonce, false)
 	})
 }

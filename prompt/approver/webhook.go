@@ -85,7 +85,7 @@ func (h *webhook) ask(ctx context.Context, q prompt.Question) (prompt.Answer, st
 	for {
 		switch resp.status {
 		case http.StatusOK:
-			return parseReply(resp.body, q, nonce)
+			return parseReply(resp.body, q, nonce, true)
 		case http.StatusAccepted, http.StatusNoContent:
 			if poll == nil {
 				loc, err := h.u.Parse(resp.location)

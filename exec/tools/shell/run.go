@@ -15,14 +15,15 @@ import (
 )
 
 // run runs line in the toolset's shell (SHELL -c LINE), as written: a line
-// a person approved (or a bare allow rule, or --yolo). An error is a shell
-// that cannot start: an infrastructure failure that ends the run.
-func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration) (exec.Result, error) {
+// a person or a hook approved (or a bare allow rule, or --yolo), with the
+// secret variables when secrets is set (permission.secrets). An error is a
+// shell that cannot start: an infrastructure failure that ends the run.
+func (t *Tool) run(ctx context.Context, line, dir string, timeout time.Duration, secrets bool) (exec.Result, error) {
 	return t.capture(ctx, timeout, func(tctx context.Context, w *os.File) (string, error) {
 		// A person saw this line (or approved every line in advance): it
 		// keeps the user's write access, inside the sandbox.
 		cmd := t.opts.Sandbox.Command(tctx, sandbox.Spec{
-			Path: t.opts.Shell, Args: []string{"-c", line}, Dir: dir, Env: t.env(true),
+			Path: t.opts.Shell, Args: []string{"-c", line}, Dir: dir, Env: t.env(secrets),
 			Stdout: w, Stderr: w, Class: t.opts.Class, Grace: t.opts.Grace,
 		})
 		if err := cmd.Start(); err != nil {

@@ -245,7 +245,7 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 		// Allowed unasked: what was checked is what runs.
 		return t.runChecked(ctx, p.program, dir, timeout, callArgs)
 	}
-	return t.run(ctx, a.Cmd, dir, timeout)
+	return t.run(ctx, a.Cmd, dir, timeout, p.secrets)
 }
 
 // permission is how a line may run: refused (refusal set), from the checked
@@ -253,6 +253,11 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 type permission struct {
 	refusal *exec.Result
 	program *syntax.File
+	// secrets: the line gets the HITL_SECRET_<n> variables. Only a line
+	// a person approved (now, or for the session) or --yolo (every line
+	// approved in advance, by the person who started the run) gets them:
+	// never one a hook approved (prompt.Admit, rule.go).
+	secrets bool
 }
 
 func refused(r exec.Result) permission { return permission{refusal: &r} }
@@ -274,7 +279,7 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 			return permission{program: v.Program}, nil
 		}
 		if t.opts.Yolo {
-			return permission{}, nil
+			return permission{secrets: true}, nil
 		}
 		reason = "no sandbox can confine commands here, so allow rules do not apply (docs/security.md)"
 		if outside != "" {
@@ -284,17 +289,21 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 		reason = fmt.Sprintf("the permissions rule %q asks every time", v.Rule)
 	default:
 		if t.opts.Yolo {
-			return permission{}, nil
+			return permission{secrets: true}, nil
 		}
 	}
 	key := approvalKey(line, cwd)
 	if t.isApproved(key) {
-		return permission{}, nil
+		// Only a person approves for the session (a hook answers once).
+		return permission{secrets: true}, nil
 	}
 	q := prompt.ApprovalQuestion(fmt.Sprintf("Run this command?\n\n%s\n\nin %s", line, dir), true)
 	q.Subject, q.Dir = line, dir
 	q.CallID, q.Tool, q.Hint = call.ID, Name, reason
-	q.PersonOnly = !t.opts.Sandbox.AllowRulesApply()
+	// A line that names a secret hands it over: a person approves it,
+	// as one no sandbox confines (rule.go).
+	q.HandsSecret = prompt.MentionsSecret(line)
+	q.PersonOnly = q.HandsSecret || !t.opts.Sandbox.AllowRulesApply()
 	ap, err := prompt.AskApproval(ctx, t.opts.Asker, q, "command")
 	if err != nil {
 		return refused(exec.Result{}), err
@@ -302,13 +311,13 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 	if !ap.Approved {
 		return refused(exec.Result{IsError: true, Text: ap.Refusal}), nil
 	}
-	if ap.Session {
+	if ap.Session && ap.Person {
 		t.approved.add(key)
 		if t.opts.OnApprove != nil {
 			t.opts.OnApprove(key)
 		}
 	}
-	return permission{}, nil
+	return permission{secrets: ap.Person}, nil
 }
 
 // tempDir is the private temp dir (TMPDIR) of the lines run unasked, made
