@@ -28,6 +28,8 @@ type AskOptions struct {
 	// Request is a prompt.request an approver got (--request FILE): the
 	// question asked, its answer printed as an approver's answer line.
 	Request string
+	// nonce is the --request's, for the answer line.
+	nonce string
 	PromptOptions
 }
 
@@ -102,7 +104,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	progress := &humanSink{err: opts.IO.ErrOut, quiet: opts.Quiet, showQuestions: mode != "tty"}
 	ans, q, err := run.Ask(ctx, prompting, progress, opts.IO.ErrOut, q)
 	if opts.Request != "" {
-		return printApproverLine(opts, ans, err)
+		return printApproverLine(opts, q, ans, err)
 	}
 	if err != nil {
 		if ctx.Err() != nil && context.Cause(ctx) != nil {

@@ -7,12 +7,26 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"strings"
 
 	"github.com/hitl-dev/hitl/prompt"
 )
 
+// deskRequest is a --request read: the question to ask here, and what
+// binds the answer line to it.
+type deskRequest struct {
+	prompt.Question
+	Type    string `json:"type"`
+	Consent bool   `json:"consent"`
+	RunID   string `json:"run_id"`
+	Cwd     string `json:"cwd"`
+	Session string `json:"session"`
+	Nonce   string `json:"nonce"`
+}
+
 // requestQuestion reads --request: the prompt.request object an approver
-// program got on stdin (DESIGN §14), as the question to ask here.
+// program got on stdin (DESIGN §14), as the question to ask here. It sets
+// opts.nonce to the request's nonce, for the answer line.
 func requestQuestion(opts *AskOptions) (prompt.Question, error) {
 	var data []byte
 	var err error
@@ -28,31 +42,44 @@ func requestQuestion(opts *AskOptions) (prompt.Question, error) {
 	if err != nil {
 		return prompt.Question{}, usagef("--request %s: %v", opts.Request, err)
 	}
-	var req struct {
-		prompt.Question
-		Type    string `json:"type"`
-		Consent bool   `json:"consent"`
-	}
+	var req deskRequest
 	if err := json.Unmarshal(data, &req); err != nil || req.Type != "prompt.request" {
 		return prompt.Question{}, usagef("--request %s: not a prompt.request object (what an approver gets on stdin)", opts.Request)
 	}
 	q := req.Question
 	if req.Consent {
-		// The person answering here grants something: no default is
-		// preselected, an index is never taken.
-		q.Consent = prompt.ConsentApproval
-		if q.Kind == prompt.KindConfirm {
-			q.Consent = prompt.ConsentConfirmNo
-		}
+		// The person answering here grants something, as on the run's
+		// terminal: the refusal is preselected (No, once of an approval;
+		// no of a yes/no), never the default the request carries, and an
+		// index is never taken.
+		q.Consent = prompt.ConsentConfirm
 	}
 	q.Default = nil
+	q.Header = deskHeader(req)
+	opts.nonce = req.Nonce
 	return q, nil
 }
 
+// deskHeader says, above the question, who asks: the run, the agent, the
+// directory and the session.
+func deskHeader(req deskRequest) string {
+	var parts []string
+	for _, p := range [][2]string{{"run", req.RunID}, {"agent", req.Agent}, {"in", req.Cwd}, {"session", req.Session}} {
+		if p[1] != "" {
+			parts = append(parts, p[0]+" "+p[1])
+		}
+	}
+	if req.Header != "" {
+		parts = append(parts, req.Header)
+	}
+	return strings.Join(parts, " · ")
+}
+
 // printApproverLine prints the answer as an approver's answer line, with
-// who gave it; nobody answering prints a pass (the run's next source
-// decides).
-func printApproverLine(opts *AskOptions, ans prompt.Answer, askErr error) error {
+// who gave it, bound to the question by its prompt id and the request's
+// nonce (the consent rule, docs/approvals.md); nobody answering prints a
+// pass (the run's next source decides).
+func printApproverLine(opts *AskOptions, q prompt.Question, ans prompt.Answer, askErr error) error {
 	var stop *prompt.StopError
 	var unanswered *prompt.UnansweredError
 	if askErr != nil && !errors.As(askErr, &stop) && !errors.As(askErr, &unanswered) {
@@ -67,6 +94,12 @@ func printApproverLine(opts *AskOptions, ans prompt.Answer, askErr error) error 
 		if ans.Text != "" {
 			line["text"] = ans.Text
 		}
+	}
+	if q.ID != "" {
+		line["prompt_id"] = q.ID
+	}
+	if opts.nonce != "" {
+		line["nonce"] = opts.nonce
 	}
 	data, _ := json.Marshal(line)
 	_, err := fmt.Fprintf(opts.IO.Out, "%s\n", data)

@@ -18,3 +18,9 @@ type fromKey struct{}
 func WithAgent(ctx context.Context, f From) context.Context {
 	return context.WithValue(ctx, fromKey{}, f)
 }
+
+// AgentOf is the agent ctx runs for (WithAgent); zero when none is said.
+func AgentOf(ctx context.Context) From {
+	f, _ := ctx.Value(fromKey{}).(From)
+	return f
+}

@@ -8,18 +8,27 @@ import (
 	"io"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
 )
 
 // Signer is one line of an allowed-signers file (ssh-keygen(1), the file
-// git's SSH commit signing uses): who may sign, with which key.
+// git's SSH commit signing uses): who may sign, with which key, for which
+// namespaces and when. What ssh-keygen -Y verify refuses, Verify refuses.
 type Signer struct {
 	Principals []string
 	Key        ssh.PublicKey
 	Namespaces []string // empty: any
-	Line       int
+	// ValidAfter and ValidBefore bound when the key may sign (zero:
+	// unbounded), checked against the time of verifying, as ssh-keygen.
+	ValidAfter, ValidBefore time.Time
+	// CertAuthority: the key is a CA, trusted for the certificates it
+	// signed, not to sign itself. hitl verifies no certificates, so such
+	// a line never lets a signature through.
+	CertAuthority bool
+	Line          int
 }
 
 // ParseAllowedSigners reads an allowed-signers file.
@@ -43,8 +52,8 @@ func ParseAllowedSigners(r io.Reader) ([]Signer, error) {
 		}
 		s := Signer{Principals: strings.Split(principals, ","), Key: key, Line: n}
 		for _, o := range options {
-			if v, ok := strings.CutPrefix(o, "namespaces="); ok {
-				s.Namespaces = strings.Split(strings.Trim(v, `"`), ",")
+			if err := s.option(o); err != nil {
+				return nil, fmt.Errorf("line %d: %v", n, err)
 			}
 		}
 		out = append(out, s)
@@ -56,6 +65,45 @@ func ParseAllowedSigners(r io.Reader) ([]Signer, error) {
 		return nil, fmt.Errorf("no signers in the file")
 	}
 	return out, nil
+}
+
+// option reads one option of an allowed-signers line (those ssh-keygen
+// knows; any other is an error, as there).
+func (s *Signer) option(o string) error {
+	name, v, hasValue := strings.Cut(o, "=")
+	v = strings.Trim(v, `"`)
+	var err error
+	switch strings.ToLower(name) {
+	case "cert-authority":
+		s.CertAuthority = true
+	case "namespaces":
+		s.Namespaces = strings.Split(v, ",")
+	case "valid-after":
+		s.ValidAfter, err = signerTime(v)
+	case "valid-before":
+		s.ValidBefore, err = signerTime(v)
+	default:
+		return fmt.Errorf("unknown option %q: expected cert-authority, namespaces=, valid-after= or valid-before=", name)
+	}
+	if err != nil || (name != "cert-authority" && !hasValue) {
+		return fmt.Errorf("option %s: expected a date YYYYMMDD[HHMM[SS]][Z]", o)
+	}
+	return err
+}
+
+// signerTime reads an allowed-signers time: YYYYMMDD, YYYYMMDDHHMM or
+// YYYYMMDDHHMMSS, in UTC with a trailing Z, else local time (ssh-keygen).
+func signerTime(v string) (time.Time, error) {
+	loc := time.Local
+	if t, ok := strings.CutSuffix(v, "Z"); ok {
+		v, loc = t, time.UTC
+	}
+	for _, layout := range []string{"20060102", "200601021504", "20060102150405"} {
+		if len(v) == len(layout) {
+			return time.ParseInLocation(layout, v, loc)
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a date", v)
 }
 
 // Check is the verdict on one receipt.
@@ -105,17 +153,35 @@ func verifySignature(s Signed, allowed []Signer) (string, error) {
 	if sig.Namespace != Namespace {
 		return "", fmt.Errorf("signed for namespace %q, not %s", sig.Namespace, Namespace)
 	}
+	if _, ok := sig.PublicKey.(*ssh.Certificate); ok {
+		return "", fmt.Errorf("signed with a certificate: hitl verifies signatures by allowed keys only (cert-authority lines are not supported)")
+	}
+	now := time.Now()
+	var refused error
 	for _, a := range allowed {
-		if !bytes.Equal(a.Key.Marshal(), sig.PublicKey.Marshal()) {
+		if a.CertAuthority || !bytes.Equal(a.Key.Marshal(), sig.PublicKey.Marshal()) {
+			// A CA key is trusted for certificates, never its own
+			// signatures (ssh-keygen).
 			continue
 		}
 		if len(a.Namespaces) > 0 && !matchAny(a.Namespaces, Namespace) {
+			continue
+		}
+		switch {
+		case !a.ValidBefore.IsZero() && !now.Before(a.ValidBefore):
+			refused = fmt.Errorf("signed by %s, whose allowed-signers line %d has expired (valid-before %s)", a.Principals[0], a.Line, a.ValidBefore.Format(time.RFC3339))
+			continue
+		case !a.ValidAfter.IsZero() && now.Before(a.ValidAfter):
+			refused = fmt.Errorf("signed by %s, whose allowed-signers line %d is not yet valid (valid-after %s)", a.Principals[0], a.Line, a.ValidAfter.Format(time.RFC3339))
 			continue
 		}
 		if err := sshsig.Verify(bytes.NewReader(s.Raw), sig, a.Key, sig.HashAlgorithm, Namespace); err != nil {
 			return "", fmt.Errorf("the signature does not match the receipt: %v", err)
 		}
 		return a.Principals[0], nil
+	}
+	if refused != nil {
+		return "", refused
 	}
 	return "", fmt.Errorf("signed by %s, a key no allowed signer has", ssh.FingerprintSHA256(sig.PublicKey))
 }

@@ -39,6 +39,10 @@ func Ask(ctx context.Context, p Prompting, sink exec.Sink, notices io.Writer, q 
 		a.Unanswered = prompt.UnansweredStop
 	}
 	ans, err := a.Ask(ctx, q)
-	q.ID = fmt.Sprintf("p%d", a.Next())
+	if q.ID == "" {
+		// Asked under the next id; a question with its own (hitl ask
+		// --request) keeps it.
+		q.ID = fmt.Sprintf("p%d", a.Next())
+	}
 	return ans, q, err
 }

@@ -97,7 +97,7 @@ type Options struct {
 	// shared with the other agents' shell tools (nil: the tool's own).
 	Approvals *Approvals
 	// OnApprove, if set, is told of each command line approved for the
-	// session, as its key (the line, and the cwd it was approved in): the
+	// session, as its key (approvalKey: the line, the directory it runs in): the
 	// session journal keeps them for hitl resume, which gives them to
 	// Restore.
 	OnApprove func(line string)
@@ -292,7 +292,7 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 			return permission{secrets: true}, nil
 		}
 	}
-	key := approvalKey(line, cwd)
+	key := t.approvalKey(ctx, line, dir)
 	if t.isApproved(key) {
 		// Only a person approves for the session (a hook answers once).
 		return permission{secrets: true}, nil
@@ -347,16 +347,39 @@ func (t *Tool) Close() error {
 	return err
 }
 
-// approvalKey names a line approved for the session in the directory the
-// question showed: the call's cwd as given (relative to the toolset's
-// directory, so a session keeps its approvals on another machine). The
-// same line in another cwd is asked again. A line never holds a NUL byte,
-// so keys cannot collide.
-func approvalKey(line, cwd string) string {
-	if cwd == "" {
-		return line
+// approvalKey names a line approved for the session where it runs: the
+// line, the directory it runs in resolved (the call's cwd, the toolset's
+// working_dir and --working-dir applied; relative to the run's directory
+// when inside it, so a session keeps its approvals when the checkout
+// moves), and, for a toolset that changes what a line does (its own env
+// or shell), the agent whose toolset asked. The same line in another
+// directory, or by another agent's toolset of that kind, is asked again
+// (docs/approvals.md). A line never holds a NUL byte, so keys cannot
+// collide.
+func (t *Tool) approvalKey(ctx context.Context, line, dir string) string {
+	key := line + "\x00dir=" + t.keyDir(dir)
+	if len(t.opts.Env) > 0 || t.opts.Shell != DefaultShell {
+		key += "\x00agent=" + prompt.AgentOf(ctx).Agent
 	}
-	return line + "\x00cwd=" + cwd
+	return key
+}
+
+// keyDir is dir relative to the run's directory (--working-dir, else the
+// process's) when inside it, else dir.
+func (t *Tool) keyDir(dir string) string {
+	base := t.opts.BaseDir
+	if base == "" || !filepath.IsAbs(base) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return dir
+		}
+		base = filepath.Join(wd, base)
+	}
+	rel, err := filepath.Rel(filepath.Clean(base), dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return dir
+	}
+	return rel
 }
 
 func (t *Tool) isApproved(key string) bool { return t.approved.has(key) }
