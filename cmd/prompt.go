@@ -128,6 +128,7 @@ func frontEnd(ios *IOStreams, mode string, notice io.Writer) (fe prompt.FrontEnd
 			// --json at a terminal: a person types the answers.
 			j.TerminalHint = ios.ErrOut
 		}
+		j.Refused = ios.ErrOut
 		return j, closer, nil
 	}
 	// tty: stdin when it is a terminal, else /dev/tty (the git-hook case).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,10 @@ type Asker struct {
 
 	mu   sync.Mutex
 	next int // number of the next question id
+	// waiting are the questions waiting to be asked, by the agent (and
+	// task) asking: a positional answer line is not taken while another
+	// agent's waits (JSONL.unbound).
+	waiting map[string]int
 	// asking is held while a question is asked: the agents of a run
 	// (background agents run concurrently) ask one question at a time
 	// (DESIGN §13), each answer going to the question it was given for.
@@ -129,8 +134,12 @@ func (a *Asker) seen(id string) {
 // placeholders. Errors: *StopError (the policy is stop), *BadAnswerError,
 // ErrInterrupted, or the context's error.
 func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
+	who := askerName(ctx, q)
+	a.wait(who, 1)
 	a.asking.Lock()
 	defer a.asking.Unlock()
+	a.wait(who, -1)
+	ctx = context.WithValue(ctx, othersKey{}, func() []string { return a.others(who) })
 	if err := ctx.Err(); err != nil {
 		return Answer{}, err
 	}
@@ -170,6 +179,62 @@ func (a *Asker) Ask(ctx context.Context, q Question) (Answer, error) {
 		a.Observer.Answered(q, ans)
 	}
 	return ans, nil
+}
+
+// askerName names who asks q: the agent, and its task for a background
+// agent.
+func askerName(ctx context.Context, q Question) string {
+	f := AgentOf(ctx)
+	if q.Agent != "" {
+		f = From{Agent: q.Agent, TaskID: q.TaskID}
+	}
+	name := "agent " + f.Agent
+	if f.Agent == "" {
+		name = "the agent"
+	}
+	if f.TaskID != "" {
+		name += " (task " + f.TaskID + ")"
+	}
+	return name
+}
+
+// wait counts a question of who waiting to be asked (+1), or no longer
+// (-1).
+func (a *Asker) wait(who string, n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.waiting == nil {
+		a.waiting = map[string]int{}
+	}
+	a.waiting[who] += n
+	if a.waiting[who] <= 0 {
+		delete(a.waiting, who)
+	}
+}
+
+// others are those, but who, whose questions wait to be asked, sorted.
+func (a *Asker) others(who string) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for w := range a.waiting {
+		if w != who {
+			out = append(out, w)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+type othersKey struct{}
+
+// waitingOthers are the others whose questions wait while the question of
+// ctx is asked (Asker.Ask).
+func waitingOthers(ctx context.Context) []string {
+	if f, ok := ctx.Value(othersKey{}).(func() []string); ok {
+		return f()
+	}
+	return nil
 }
 
 func (a *Asker) obtain(ctx context.Context, q Question) (Answer, error) {

@@ -133,6 +133,10 @@ type JSONL struct {
 	// an example: the prompt.request on stdout is otherwise followed by a
 	// bare cursor.
 	TerminalHint io.Writer
+	// Refused, when set, is told (stderr) of each line that answers
+	// nothing: it names another question, or names none while several
+	// agents ask at once. The next line is read.
+	Refused io.Writer
 
 	lines  *lineReader
 	line   int
@@ -182,21 +186,39 @@ func (j *JSONL) Ask(ctx context.Context, q Question) (Answer, error) {
 		if skip {
 			continue
 		}
-		if err == nil && l.PromptID != "" && l.PromptID != q.ID {
-			err = fmt.Errorf("prompt_id %q is not the question being asked (%s)", l.PromptID, q.ID)
-		}
-		var ans Answer
 		if err == nil {
+			// The consent rule (rule.go): a line naming another question
+			// answers nothing; nor does a positional line while other
+			// agents' questions wait (which one it answers would be a
+			// race). Neither ends the run: the next line is read.
+			if why := j.unbound(ctx, q, l); why != nil {
+				if j.Refused != nil {
+					fmt.Fprintf(j.Refused, "hitl: answer line %d answers nothing: %v\n", j.line, why)
+				}
+				continue
+			}
 			l.Answer.Source = SourceJSONL
-			ans, err = Check(q, l.Answer)
+			var ans Answer
+			if ans, err = Admit(q, Reply{Answer: l.Answer, PromptID: l.PromptID}, ""); err == nil {
+				return ans, nil
+			}
 		}
-		if err != nil {
-			bad := &BadAnswerError{Where: fmt.Sprintf("answer line %d", j.line), Line: j.line, PromptID: q.ID, Reason: err.Error()}
-			return Answer{}, bad
-		}
-		ans.Source = SourceJSONL
-		return ans, nil
+		bad := &BadAnswerError{Where: fmt.Sprintf("answer line %d", j.line), Line: j.line, PromptID: q.ID, Reason: err.Error()}
+		return Answer{}, bad
 	}
+}
+
+// unbound says why line l is not bound to q (nil when it is).
+func (j *JSONL) unbound(ctx context.Context, q Question, l Line) error {
+	if err := Bound(q, l.PromptID, nil, ""); err != nil {
+		return err
+	}
+	if l.PromptID == "" {
+		if others := waitingOthers(ctx); len(others) > 0 {
+			return fmt.Errorf("it names no prompt_id, and %s asks at once with %s (see the prompt.request events): name the question, {\"prompt_id\":%q,...}", strings.Join(others, ", "), q.ID, q.ID)
+		}
+	}
+	return nil
 }
 
 // next waits for the next line, reminding the person every WaitNotice.
