@@ -340,6 +340,11 @@ func (r *Run) asker(ctx context.Context) *prompt.Asker {
 		OnBadAnswer: func(b *prompt.BadAnswerError) {
 			r.emit(&exec.ErrorEvent{Message: b.Error(), Line: b.Line, PromptID: b.PromptID}, "error")
 		},
+		OnRefused: func(q prompt.Question, src prompt.Source, err error) {
+			msg := fmt.Sprintf("an answer to question %s from %s answers nothing: %v", q.ID, src, err)
+			r.emit(&exec.ErrorEvent{Message: msg, PromptID: q.ID}, "error")
+			r.notice("%s", msg)
+		},
 	}
 	if r.loaded != nil {
 		// The pending calls of every conversation: the run's, and those

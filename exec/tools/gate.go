@@ -129,6 +129,7 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 		what = fmt.Sprintf("%s (MCP server %s)", g.name, ap.Server)
 	}
 	q := prompt.ApprovalQuestion(fmt.Sprintf("Allow this call of %s?\n\n%s", what, show), ap.SessionKey != "")
+	q.HandsSecret = acting && ap.Secret
 	q.PersonOnly = acting && (ap.Secret || ap.Unconfined)
 	q.CallID, q.Tool, q.Server, q.Hint = call.ID, g.name, ap.Server, reason
 	q.Subject = show
@@ -139,7 +140,7 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 	if !res.Approved {
 		return exec.Result{IsError: true, Text: res.Refusal}, nil
 	}
-	if res.Session {
+	if res.Session && res.Person {
 		g.session.add(ap.SessionKey)
 	}
 	return g.Tool.Call(ctx, call)
