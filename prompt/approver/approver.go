@@ -151,15 +151,21 @@ func parseReply(reply []byte, q prompt.Question, nonce string, required bool) (p
 			carried = &n
 			delete(obj, "nonce")
 		}
-		if a, ok := obj["action"]; ok && string(a) == `"pass"` && len(obj) == 1 {
+		if a, ok := obj["action"]; ok && string(a) == `"pass"` && (len(obj) == 1 || len(obj) == 2 && obj["prompt_id"] != nil) {
+			// A pass answers nothing, but what it names is checked all
+			// the same: a pass for another question is a failure said.
+			var id string
+			if v, ok := obj["prompt_id"]; ok && json.Unmarshal(v, &id) != nil {
+				return prompt.Answer{}, "", errors.New(`"prompt_id" must be a string such as "p1"`)
+			}
+			if err := prompt.Bound(q, id, carried, sentNonce(nonce, required, carried)); err != nil {
+				return prompt.Answer{}, "", err
+			}
 			return prompt.Answer{}, identity, errPass
 		}
 		reply, _ = json.Marshal(obj)
 	}
-	sent := nonce
-	if !required && carried == nil {
-		sent = ""
-	}
+	sent := sentNonce(nonce, required, carried)
 	l, _, err := prompt.ParseLine(reply)
 	if err != nil {
 		return prompt.Answer{}, "", err
@@ -170,6 +176,16 @@ func parseReply(reply []byte, q prompt.Question, nonce string, required bool) (p
 		return prompt.Answer{}, "", err
 	}
 	return a, identity, nil
+}
+
+// sentNonce is the nonce a reply must carry: the one sent, for a webhook
+// (required) or a reply that carries one; none for a program's reply that
+// carries none (its stdout is its answer to this question alone).
+func sentNonce(nonce string, required bool, carried *string) string {
+	if !required && carried == nil {
+		return ""
+	}
+	return nonce
 }
 
 // Failure is told of an approver that answered nothing, and why.

@@ -30,6 +30,8 @@ func TestParseReply(t *testing.T) {
 		{"full form with identity", approval(), "", `{"action":"accept","content":"once","approver":"alice"}`, `"once"`, "alice", false},
 		{"pass", approval(), "", `{"action":"pass"}`, "", "", true},
 		{"pass with identity", approval(), "", `{"action":"pass","approver":"bot"}`, "", "bot", true},
+		{"pass bound to the question (hitl ask --request)", approval(), "n1", `{"action":"pass","prompt_id":"p3","nonce":"n1"}`, "", "", true},
+		{"pass for another question", approval(), "n1", `{"action":"pass","prompt_id":"p2","nonce":"n1"}`, "error: the answer is not bound to this question: it names prompt_id", "", false},
 		{"nonce echoed", approval(), "n1", `{"content":"once","nonce":"n1"}`, `"once"`, "", false},
 		{"nonce of another question", approval(), "n1", `{"content":"once","nonce":"n2"}`, "error: the answer is not bound to this question: its \"nonce\" is another question's", "", false},
 		{"nonce missing", approval(), "n1", `{"content":"once"}`, "error: the answer is not bound to this question: it carries no \"nonce\"", "", false},
