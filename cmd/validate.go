@@ -196,7 +196,8 @@ func sandboxWarning(ios *IOStreams, file string, cfg *config.Config) {
 	switch {
 	case err != nil:
 		fmt.Fprintf(ios.ErrOut, "%s: warning: %v; hitl exec will refuse to run this file here\n", where, err)
-	case c.Mechanism == sandbox.MechNone && mode != sandbox.Off && len(p.Allow) > 0:
+	case (c.Mechanism == sandbox.MechNone || c.Mechanism == sandbox.MechBwrap) && mode != sandbox.Off && len(p.Allow) > 0:
+		// Neither, or bwrap without Landlock: allow rules do not apply.
 		fmt.Fprintf(ios.ErrOut, "%s: warning: %s\n", where, c.Why)
 	}
 }

@@ -59,3 +59,40 @@ func TestParseMode(t *testing.T) {
 		t.Errorf("on: %v", err)
 	}
 }
+
+// bwrap without Landlock cannot stop a command writing into a named pipe
+// (a read-only mount does not), so allow rules do not apply there, and the
+// run says why once; with both, the run gets both.
+func TestLayersAllowRules(t *testing.T) {
+	saved := probes
+	t.Cleanup(func() { probes = saved })
+	tests := []struct {
+		name      string
+		landlock  string // why Landlock cannot run, "" when it can
+		wantMech  Mechanism
+		wantRules bool
+		wantWhy   string
+	}{
+		{name: "both", wantMech: MechLayered, wantRules: true},
+		{name: "bwrap only", landlock: "the kernel has no Landlock", wantMech: MechBwrap, wantRules: false, wantWhy: "allow rules do not apply"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			probes.bwrap = func() (string, string) { return "/usr/bin/bwrap", "" }
+			probes.landlock = func() (string, string) {
+				if tt.landlock != "" {
+					return "", tt.landlock
+				}
+				return "/proc/self/exe", ""
+			}
+			c, err := Probe(Auto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb := &Sandbox{mech: c.Mechanism, mode: Auto}
+			if c.Mechanism != tt.wantMech || sb.AllowRulesApply() != tt.wantRules || !strings.Contains(c.Why, tt.wantWhy) {
+				t.Errorf("mechanism %s, allow rules %v, why %q", c.Mechanism, sb.AllowRulesApply(), c.Why)
+			}
+		})
+	}
+}
