@@ -90,6 +90,9 @@ func mcpRun(ctx context.Context, opts *McpOptions) (err error) {
 		if err != nil {
 			return err
 		}
+		if af.Resume() {
+			return af.NotResuming()
+		}
 		p.Answers = af
 	}
 	if err := opts.ApproveOptions.apply(opts.IO, &p); err != nil {

@@ -18,6 +18,13 @@ type PromptOptions struct {
 	Answers       string
 	Unanswered    string
 	PromptTimeout time.Duration
+	// resuming: hitl resume, the one command an AG-UI resume document
+	// answers.
+	resuming bool
+	// personOnly: hitl ask --request, whose answer line speaks for a
+	// person at the desk: HITL_ANSWERS, set for a whole job, never
+	// answers it (an explicit --answers still does).
+	personOnly bool
 }
 
 func (o *PromptOptions) addFlags(f *pflag.FlagSet, withUnanswered bool) {
@@ -90,7 +97,7 @@ func newPrompting(ios *IOStreams, po *PromptOptions, mode string, human bool) (r
 		p.Unanswered = policy
 	}
 	answers := po.Answers
-	if answers == "" {
+	if answers == "" && !po.personOnly {
 		// One answers file for every hitl ask and hitl exec of a script.
 		answers = ios.Getenv("HITL_ANSWERS")
 	}
@@ -98,6 +105,9 @@ func newPrompting(ios *IOStreams, po *PromptOptions, mode string, human bool) (r
 		af, err := prompt.LoadAnswers(answers)
 		if err != nil {
 			return p, nil, err
+		}
+		if af.Resume() && !po.resuming {
+			return p, nil, af.NotResuming()
 		}
 		p.Answers = af
 	}

@@ -73,6 +73,7 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 		return err
 	}
 	ro := run.ResumeOptions{Named: named, Force: opts.Force, Message: strings.Join(opts.Message, " "), LookupEnv: opts.IO.LookupEnv}
+	opts.PromptOptions.resuming = true
 	return runAgent(ctx, &opts.ExecOptions, func(o run.Options) (*run.Run, error) {
 		return run.Resume(path, ro, o, func(cfg *config.Config, agent *config.Agent) (*config.Model, error) {
 			return modelFor(cfg, agent, opts.Models)

@@ -37,6 +37,8 @@ type AnswersFile struct {
 	workDir string
 	// notice says which entry was passed over and why (Bind).
 	notice func(string)
+	// resume: an AG-UI resume document (Resume).
+	resume bool
 }
 
 // Bind gives the file what the run knows: its working directory (where a

@@ -378,10 +378,14 @@ func duplicateKey(raw []byte) (string, bool) {
 			}
 		case string:
 			if top != nil && top.object && top.atKey {
-				if top.keys[t] {
+				// Case twins too: Go's decoder matches a field
+				// whatever its case, so "PAYLOAD" beside "payload"
+				// would be read as one of them.
+				k := strings.ToLower(t)
+				if top.keys[k] {
 					return t, true
 				}
-				top.keys[t] = true
+				top.keys[k] = true
 				top.atKey = false
 				continue
 			}

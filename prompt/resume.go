@@ -38,7 +38,15 @@ func isResumeDocument(data []byte) bool {
 }
 
 func (f *AnswersFile) parseResume(data []byte) error {
-	d := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	// Read once, as an answer line is: a key given twice, or beside its
+	// case twin ("payload" and "PAYLOAD"), is refused, never one of them
+	// picked.
+	if err := ValidLine(bytes.TrimSpace(data)); err != nil {
+		return &BadAnswerError{Where: f.path, Reason: "not an AG-UI resume document: " + err.Error()}
+	}
+	f.resume = true
+	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	var doc resumeDocument
 	if err := d.Decode(&doc); err != nil {
@@ -69,4 +77,16 @@ func (f *AnswersFile) parseResume(data []byte) error {
 		f.entries = append(f.entries, &answerEntry{where: where, promptID: e.InterruptID, answer: a})
 	}
 	return nil
+}
+
+// Resume says whether the file is an AG-UI resume document. Its entries
+// name questions by id only, which every run numbers from p1 again: it
+// answers a stopped run's interrupts (hitl resume), never a fresh run's
+// questions, whose p1 nobody has seen yet.
+func (f *AnswersFile) Resume() bool { return f.resume }
+
+// NotResuming is the error for a resume document given where no stopped
+// run is resumed (hitl exec, hitl ask, hitl mcp).
+func (f *AnswersFile) NotResuming() error {
+	return &BadAnswerError{Where: f.path, Reason: "an AG-UI resume document answers the interrupts of a stopped run by their ids, which every run numbers p1, p2, ... again: only hitl resume takes it; for a new run, write an answers file whose entries match each question's text"}
 }

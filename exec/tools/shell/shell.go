@@ -292,12 +292,15 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 			return permission{secrets: true}, nil
 		}
 	}
+	// An ask rule asks every time: no approval for the session answers
+	// it, and none is offered.
+	everyTime := v.Decision == permissions.Ask
 	key := t.approvalKey(ctx, line, dir)
-	if t.isApproved(key) {
+	if !everyTime && t.isApproved(key) {
 		// Only a person approves for the session (a hook answers once).
 		return permission{secrets: true}, nil
 	}
-	q := prompt.ApprovalQuestion(fmt.Sprintf("Run this command?\n\n%s\n\nin %s", line, dir), true)
+	q := prompt.ApprovalQuestion(fmt.Sprintf("Run this command?\n\n%s\n\nin %s", line, dir), !everyTime)
 	q.Subject, q.Dir = line, dir
 	q.CallID, q.Tool, q.Hint = call.ID, Name, reason
 	// A line that names a secret hands it over: a person approves it,
@@ -311,7 +314,7 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 	if !ap.Approved {
 		return refused(exec.Result{IsError: true, Text: ap.Refusal}), nil
 	}
-	if ap.Session && ap.Person {
+	if ap.Session && ap.Person && !everyTime {
 		t.approved.add(key)
 		if t.opts.OnApprove != nil {
 			t.opts.OnApprove(key)
