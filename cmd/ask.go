@@ -87,7 +87,6 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	q, err := askQuestion(opts)
 	if opts.Request != "" {
 		q, err = requestQuestion(opts)
-		opts.PromptOptions.personOnly = true
 	}
 	if err != nil {
 		return err

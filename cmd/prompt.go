@@ -21,10 +21,6 @@ type PromptOptions struct {
 	// resuming: hitl resume, the one command an AG-UI resume document
 	// answers.
 	resuming bool
-	// personOnly: hitl ask --request, whose answer line speaks for a
-	// person at the desk: HITL_ANSWERS, set for a whole job, never
-	// answers it (an explicit --answers still does).
-	personOnly bool
 }
 
 func (o *PromptOptions) addFlags(f *pflag.FlagSet, withUnanswered bool) {
@@ -97,7 +93,7 @@ func newPrompting(ios *IOStreams, po *PromptOptions, mode string, human bool) (r
 		p.Unanswered = policy
 	}
 	answers := po.Answers
-	if answers == "" && !po.personOnly {
+	if answers == "" {
 		// One answers file for every hitl ask and hitl exec of a script.
 		answers = ios.Getenv("HITL_ANSWERS")
 	}
