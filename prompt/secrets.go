@@ -150,3 +150,26 @@ func (s *Secrets) Mask(text string) string {
 	}
 	return maskValues(text, vals)
 }
+
+// HoldsPlaceholder says whether a string value anywhere in v (decoded JSON
+// arguments) holds a secret placeholder: what a tool would substitute
+// before it sends them.
+func HoldsPlaceholder(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return MaxPlaceholder(v) > 0
+	case map[string]any:
+		for _, x := range v {
+			if HoldsPlaceholder(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if HoldsPlaceholder(x) {
+				return true
+			}
+		}
+	}
+	return false
+}

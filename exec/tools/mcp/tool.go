@@ -66,7 +66,7 @@ func (t *Tool) Approval(ctx context.Context, call exec.ToolCall) (exec.Approval,
 	}
 	// Judged and shown from the decoded arguments, as they are sent:
 	// "\u0024HITL_SECRET_1" is a placeholder too.
-	secret := holdsPlaceholder(args)
+	secret := prompt.HoldsPlaceholder(args)
 	if t.readOnly && !secret {
 		// no approval, but rules on mcp:SERVER:TOOL still judge it
 		return exec.Approval{Args: args, Server: t.c.name}, false, nil
@@ -120,28 +120,6 @@ func (t *Tool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, error
 		args = expandAll(args, t.c.opts.Secrets).(map[string]any)
 	}
 	return t.c.call(ctx, t.spec.Name, call.ID, args)
-}
-
-// holdsPlaceholder says whether a string value anywhere in v (decoded
-// arguments) holds a secret placeholder: what expandAll would substitute.
-func holdsPlaceholder(v any) bool {
-	switch v := v.(type) {
-	case string:
-		return prompt.MaxPlaceholder(v) > 0
-	case map[string]any:
-		for _, x := range v {
-			if holdsPlaceholder(x) {
-				return true
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if holdsPlaceholder(x) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // expandAll substitutes secret placeholders in every string value.

@@ -110,6 +110,33 @@ func New(ts *config.Toolset, opts Options) ([]*Tool, error) {
 
 func (t *Tool) Spec() exec.ToolSpec { return t.spec }
 
+// Approval: a remote tool runs without asking, unless its arguments hold a
+// secret placeholder: the tool server would receive the secret's value,
+// so a person approves the call, every time, as for an MCP tool (no allow
+// rule nor approval for the session covers it).
+func (t *Tool) Approval(_ context.Context, call exec.ToolCall) (exec.Approval, bool, error) {
+	var args any
+	if len(bytes.TrimSpace(call.Arguments)) > 0 {
+		if err := json.Unmarshal(call.Arguments, &args); err != nil {
+			return exec.Approval{}, false, fmt.Errorf("invalid arguments: %v", err)
+		}
+	}
+	if !prompt.HoldsPlaceholder(args) {
+		return exec.Approval{}, false, nil
+	}
+	var pretty bytes.Buffer
+	enc := json.NewEncoder(&pretty)
+	enc.SetEscapeHTML(false) // shown as sent
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(args); err != nil {
+		return exec.Approval{}, false, err
+	}
+	return exec.Approval{
+		Show:   fmt.Sprintf("Remote tool %s at %s, with the arguments (each secret placeholder is sent as its value):\n%s", t.spec.Name, t.url.Redacted(), strings.TrimSuffix(pretty.String(), "\n")),
+		Secret: true,
+	}, true, nil
+}
+
 // Close stops the run's callback server (shared: closing any tool closes
 // it for all).
 func (t *Tool) Close() error { return t.opts.Server.Close() }
