@@ -135,6 +135,7 @@ func TestCheckedTimeoutAndKillAll(t *testing.T) {
 		t.Errorf("timeout: %v %q after %s", err, res.Text, time.Since(start))
 	}
 
+	waitIdle(t) // the timed-out command is still being stopped
 	tool = New(Options{Sandbox: testSandbox(t), BaseDir: t.TempDir(), Permissions: c, Grace: time.Minute})
 	done := make(chan string, 1)
 	go func() {

@@ -14,6 +14,7 @@ import (
 func TestKillAllEndsRunningCommands(t *testing.T) {
 	// The command ignores SIGTERM, so only KillAll's SIGKILL ends it
 	// before its 30 s timeout and 60 s grace.
+	waitIdle(t)
 	tool := New(Options{Sandbox: testSandbox(t), Yolo: true, Grace: time.Minute})
 	done := make(chan exec.Result, 1)
 	go func() {
@@ -34,6 +35,18 @@ func TestKillAllEndsRunningCommands(t *testing.T) {
 }
 
 // waitRunning waits until a command's process group is running.
+// waitIdle waits until no command of an earlier test is still being
+// stopped: waitRunning could see it, and KillAll end it, not the next.
+func waitIdle(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); sandbox.Running() > 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("an earlier command is still running")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func waitRunning(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
