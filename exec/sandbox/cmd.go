@@ -120,7 +120,7 @@ func (c *Cmd) Start() error {
 	if c.sb.Mechanism() == MechLayered {
 		c.cmd.ExtraFiles = []*os.File{c.sb.exe} // fd 3: the helper bwrap starts
 	}
-	if err := c.sb.start(c.cmd); err != nil {
+	if err := c.cmd.Start(); err != nil {
 		return err
 	}
 	track(c.pgid(), true)

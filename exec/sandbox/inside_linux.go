@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"os"
-	osexec "os/exec"
 	"syscall"
 
 	"github.com/hitl-dev/hitl/internal/procgroup"
@@ -39,9 +38,6 @@ func insideProcs(outer int) []int {
 func procAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
-
-// start starts cmd.
-func (s *Sandbox) start(cmd *osexec.Cmd) error { return cmd.Start() }
 
 // pidnsAttr makes a child start in a new PID namespace (root only).
 func pidnsAttr(a *syscall.SysProcAttr) { a.Cloneflags = syscall.CLONE_NEWPID }

@@ -212,11 +212,11 @@ func siblings(root string, hidden []string, fn func(path string, dir bool)) {
 	onWay := map[string]bool{}
 	isHidden := map[string]bool{}
 	for _, h := range hidden {
-		if !within(h, root) {
+		if !Within(h, root) {
 			continue
 		}
 		isHidden[h] = true
-		for d := filepath.Dir(h); within(d, root); d = filepath.Dir(d) {
+		for d := filepath.Dir(h); Within(d, root); d = filepath.Dir(d) {
 			onWay[d] = true
 			if d == root || d == "/" {
 				break

@@ -5,7 +5,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	osexec "os/exec"
 	"syscall"
 )
 
@@ -34,5 +33,3 @@ func pinBwrap(string) (*os.File, error) { return nil, fmt.Errorf("no bwrap here"
 func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 func pidnsWorks() bool { return false }
-
-func (s *Sandbox) start(cmd *osexec.Cmd) error { return cmd.Start() }

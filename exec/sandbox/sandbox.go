@@ -182,7 +182,7 @@ func New(mode Mode, stateDir string) (*Sandbox, error) {
 		return nil, err
 	}
 	s.mech, s.bwrap, s.self, s.Why = c.Mechanism, c.bwrap, c.self, c.Why
-	s.creds = CredentialStores(homeDir())
+	s.creds = credentialStores(homeDir())
 	s.pidns = s.mech == MechLandlock && pidnsWorks()
 	if s.mech == MechLandlock && !s.pidns {
 		why := "under Landlock alone without root, a process a command starts in a session of its own can outlive it (install bubblewrap: apt-get install bubblewrap)"
@@ -300,8 +300,8 @@ var credentialFiles = []string{
 	".docker/config.json", ".kube",
 }
 
-// CredentialStores are the credential stores of home, as absolute paths.
-func CredentialStores(home string) []string {
+// credentialStores are the credential stores of home, as absolute paths.
+func credentialStores(home string) []string {
 	if home == "" || !filepath.IsAbs(home) {
 		return nil
 	}

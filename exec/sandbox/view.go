@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"unicode/utf8"
@@ -80,11 +79,11 @@ func (s *Sandbox) viewOf(spec Spec) view {
 // never a tree no child may write, nor the state dir or what holds it.
 func writableDir(d, stateDir string) bool {
 	for _, n := range neverWritable {
-		if within(d, n) {
+		if Within(d, n) {
 			return false
 		}
 	}
-	if stateDir != "" && within(d, stateDir) {
+	if stateDir != "" && Within(d, stateDir) {
 		return false
 	}
 	return true
@@ -106,8 +105,9 @@ func realPath(p string) string {
 	return abs
 }
 
-// within says whether path is dir or lies beneath it.
-func within(path, dir string) bool {
+// Within says whether path is dir or lies beneath it (both clean and
+// absolute).
+func Within(path, dir string) bool {
 	if dir == "/" {
 		return true
 	}
@@ -122,12 +122,6 @@ func ancestors(p string) []string {
 		p = d
 	}
 	return out
-}
-
-// isDir says whether p is a directory (following links).
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 // check refuses a view the helper could not receive whole: its paths go as

@@ -155,7 +155,7 @@ func New(o Options) *Tool {
 			if filepath.IsAbs(wd) {
 				named = filepath.Clean(wd)
 			}
-			if !within(named, base) {
+			if !sandbox.Within(named, base) {
 				t.absRoot = resolved(named)
 			}
 		}
@@ -179,7 +179,7 @@ func (t *Tool) writableRoot() (root, why string) {
 		return t.runRoot, ""
 	}
 	dir := resolved(filepath.Join(t.runRoot, t.opts.WorkingDir))
-	if dir == "" || !within(dir, t.runRoot) {
+	if dir == "" || !sandbox.Within(dir, t.runRoot) {
 		return "", fmt.Sprintf("the toolset's working directory %s does not resolve inside the run's working directory %s, so allow rules do not apply", t.opts.WorkingDir, t.runRoot)
 	}
 	return dir, ""
@@ -443,7 +443,7 @@ func (t *Tool) outside(dir string) string {
 	if root == "" {
 		return why
 	}
-	if realDir := resolved(dir); realDir == "" || !within(realDir, root) {
+	if realDir := resolved(dir); realDir == "" || !sandbox.Within(realDir, root) {
 		return fmt.Sprintf("it would run in %s, outside the run's working directory %s, so allow rules do not apply", dir, root)
 	}
 	return ""
@@ -456,11 +456,6 @@ func resolved(p string) string {
 		return ""
 	}
 	return r
-}
-
-// within says whether path is dir or lies beneath it.
-func within(path, dir string) bool {
-	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }
 
 // dir resolves where a call runs: its cwd (relative to the base) > the
