@@ -178,6 +178,8 @@ func (r *Run) getenv(k string) string {
 // behind (it would hold only its header, and block a rerun with
 // --session); a resumed one keeps its session as it was.
 func (r *Run) Close() {
+	// The run's sandboxes end with it: nothing they started is left.
+	r.sandbox.Close()
 	if r.journal == nil {
 		return
 	}

@@ -33,6 +33,7 @@ func (r *Run) startSandbox() error {
 	if sb.Why != "" {
 		r.notice("%s", sb.Why)
 	}
+	sb.Notify = func(msg string) { r.notice("%s", msg) }
 	r.sandbox = sb
 	r.journal.Sandbox(string(sb.Mechanism()))
 	return nil

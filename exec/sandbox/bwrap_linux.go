@@ -62,15 +62,39 @@ type mount struct {
 // it. Under MechLayered bwrap starts the Landlock helper from hitl's own
 // executable (fd 3), which confines prog further inside.
 func (s *Sandbox) bwrapArgs(prog string, argv []string, v view) []string {
+	var caps []int
+	if v.policy().writeAll && os.Geteuid() == 0 {
+		caps = seenCaps
+	}
+	args := bwrapMounts(v, caps)
+	if v.Dir != "" {
+		args = append(args, "--chdir", v.Dir)
+	}
+	if s.Mechanism() == MechLayered {
+		// The helper sets the loader's variables once confined.
+		v.InBwrap = true
+		data, _ := json.Marshal(v)
+		args = append(args, "--", "/proc/self/fd/3", helperArg, string(data), prog)
+		return append(args, argv...)
+	}
+	for _, kv := range v.LoaderEnv {
+		name, value, _ := strings.Cut(kv, "=")
+		args = append(args, "--setenv", name, value)
+	}
+	args = append(args, "--", prog)
+	return append(args, argv[1:]...)
+}
+
+// bwrapMounts is bwrap's command line for v up to the program: the
+// namespaces, the capabilities caps (as bwrap names them) and the mounts.
+func bwrapMounts(v view, caps []int) []string {
 	p := v.policy()
 	args := []string{"bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--cap-drop", "ALL"}
 	if !v.Network {
 		args = append(args, "--unshare-net")
 	}
-	if p.writeAll && os.Geteuid() == 0 {
-		for _, c := range capNames(seenCaps) {
-			args = append(args, "--cap-add", c)
-		}
+	for _, c := range capNames(caps) {
+		args = append(args, "--cap-add", c)
 	}
 	var mounts []mount
 	add := func(path string, a ...string) { mounts = append(mounts, mount{path, a}) }
@@ -120,22 +144,7 @@ func (s *Sandbox) bwrapArgs(prog string, argv []string, v view) []string {
 	for _, m := range mounts {
 		args = append(args, m.args...)
 	}
-	if v.Dir != "" {
-		args = append(args, "--chdir", v.Dir)
-	}
-	if s.Mechanism() == MechLayered {
-		// The helper sets the loader's variables once confined.
-		v.InBwrap = true
-		data, _ := json.Marshal(v)
-		args = append(args, "--", "/proc/self/fd/3", helperArg, string(data), prog)
-		return append(args, argv...)
-	}
-	for _, kv := range v.LoaderEnv {
-		name, value, _ := strings.Cut(kv, "=")
-		args = append(args, "--setenv", name, value)
-	}
-	args = append(args, "--", prog)
-	return append(args, argv[1:]...)
+	return args
 }
 
 // depth is how many names path has ("/" none).

@@ -21,13 +21,15 @@ var seenCaps = []int{
 	unix.CAP_FSETID, unix.CAP_SETGID, unix.CAP_SETUID, unix.CAP_NET_BIND_SERVICE,
 }
 
-// capNames are seenCaps as bwrap names them.
+// capNames are caps (seenCaps, and what the per-run init holds) as bwrap
+// names them.
 func capNames(caps []int) []string {
 	names := map[int]string{
 		unix.CAP_CHOWN: "CAP_CHOWN", unix.CAP_DAC_OVERRIDE: "CAP_DAC_OVERRIDE",
 		unix.CAP_DAC_READ_SEARCH: "CAP_DAC_READ_SEARCH", unix.CAP_FOWNER: "CAP_FOWNER",
 		unix.CAP_FSETID: "CAP_FSETID", unix.CAP_SETGID: "CAP_SETGID", unix.CAP_SETUID: "CAP_SETUID",
 		unix.CAP_NET_BIND_SERVICE: "CAP_NET_BIND_SERVICE",
+		unix.CAP_SYS_ADMIN:        "CAP_SYS_ADMIN", unix.CAP_SETPCAP: "CAP_SETPCAP",
 	}
 	out := make([]string, len(caps))
 	for i, c := range caps {

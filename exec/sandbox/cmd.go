@@ -53,7 +53,11 @@ type Cmd struct {
 	sb    *Sandbox
 	spec  Spec
 	cmd   *osexec.Cmd
+	ctx   context.Context
 	grace time.Duration
+	// rm is the command when the run's sandbox started it (a per-run
+	// init); else cmd is.
+	rm *remoteProc
 
 	mu     sync.Mutex
 	termAt time.Time
@@ -65,7 +69,7 @@ func (s *Sandbox) Command(ctx context.Context, spec Spec) *Cmd {
 	if spec.Grace <= 0 {
 		spec.Grace = 2 * time.Second
 	}
-	c := &Cmd{sb: s, spec: spec, grace: spec.Grace}
+	c := &Cmd{sb: s, spec: spec, grace: spec.Grace, ctx: ctx}
 	c.cmd = osexec.CommandContext(ctx, "/nonexistent")
 	c.cmd.Dir = spec.Dir
 	c.cmd.Env = spec.Env
@@ -107,6 +111,13 @@ func (c *Cmd) Start() error {
 		argv0 = c.spec.Path
 	}
 	argv := append([]string{argv0}, c.spec.Args...)
+	if ri := c.sb.initFor(c.spec); ri != nil {
+		if err := c.startRemote(ri, path, argv); err != nil {
+			return err
+		}
+		track(c.pgid(), true)
+		return nil
+	}
 	prog, args, err := c.sb.wrap(path, argv, c.spec)
 	if err != nil {
 		return err
@@ -130,8 +141,14 @@ func (c *Cmd) Start() error {
 // Wait waits for the child and then stops what it left in its group. Its
 // error is ExitError-like: see Status.
 func (c *Cmd) Wait() error {
-	err := c.cmd.Wait()
-	c.Stop()
+	var err error
+	if c.rm != nil {
+		// Its PID namespace ended with it: nothing is left to stop.
+		err = c.rm.wait(c.grace)
+	} else {
+		err = c.cmd.Wait()
+		c.Stop()
+	}
 	track(c.pgid(), false)
 	if errors.Is(err, osexec.ErrWaitDelay) {
 		return nil
@@ -149,6 +166,9 @@ func (c *Cmd) Run() error {
 
 // Pid is the child's pid (its process group's id), 0 before Start.
 func (c *Cmd) Pid() int {
+	if c.rm != nil {
+		return c.rm.pid
+	}
 	if c.cmd.Process == nil {
 		return 0
 	}
@@ -168,6 +188,10 @@ func (c *Cmd) term() {
 		c.termAt = time.Now()
 	}
 	c.mu.Unlock()
+	if c.rm != nil {
+		c.rm.term()
+		return
+	}
 	if c.sb.bwrapped() {
 		// bwrap dies of SIGTERM without passing it on, and the namespace
 		// with it: the program would never get to clean up. The
@@ -203,13 +227,22 @@ func (c *Cmd) Stop() {
 
 // Kill sends SIGKILL to the group at once.
 func (c *Cmd) Kill() {
+	if c.rm != nil {
+		c.rm.kill()
+		return
+	}
 	if c.pgid() != 0 {
 		_ = syscall.Kill(-c.pgid(), syscall.SIGKILL)
 	}
 }
 
 // Exited says whether the child has been waited for.
-func (c *Cmd) Exited() bool { return c.cmd.ProcessState != nil }
+func (c *Cmd) Exited() bool {
+	if c.rm != nil {
+		return c.rm.exited()
+	}
+	return c.cmd.ProcessState != nil
+}
 
 func (c *Cmd) waitGone(deadline time.Time) bool {
 	for time.Now().Before(deadline) {
@@ -228,6 +261,10 @@ func Status(err error) (code int, signal string, ok bool) {
 	if err == nil {
 		return 0, "", true
 	}
+	var own *ExitError
+	if errors.As(err, &own) {
+		return statusOf(own.Status)
+	}
 	var ee *osexec.ExitError
 	if !errors.As(err, &ee) {
 		return 0, "", false
@@ -240,6 +277,28 @@ func Status(err error) (code int, signal string, ok bool) {
 		return 128 + int(ws.Signal()), name, true
 	}
 	return ee.ExitCode(), "", true
+}
+
+func statusOf(ws syscall.WaitStatus) (code int, signal string, ok bool) {
+	if ws.Signaled() {
+		name := unix.SignalName(ws.Signal())
+		if name == "" {
+			name = ws.Signal().String()
+		}
+		return 128 + int(ws.Signal()), name, true
+	}
+	return ws.ExitStatus(), "", true
+}
+
+// ExitError is how a child the run's sandbox started ended, when not with
+// status 0.
+type ExitError struct{ Status syscall.WaitStatus }
+
+func (e *ExitError) Error() string {
+	if e.Status.Signaled() {
+		return "signal: " + e.Status.Signal().String()
+	}
+	return fmt.Sprintf("exit status %d", e.Status.ExitStatus())
 }
 
 // Describe names how a child ended: "exit status 7", "killed by signal

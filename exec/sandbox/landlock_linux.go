@@ -117,17 +117,56 @@ func runInPidNS(prog string, argv, env []string) int {
 	return ws.ExitStatus()
 }
 
-// confine applies the view's domain (DESIGN §15), granting, never
-// subtracting: reading everything but /dev, the state dir and the view's
-// hidden paths; writing where the class may (everywhere the user may, or
-// the view's writable directories) but the trees no child writes, the
-// state dir, and the directories above it (no rule names them, only their
-// other entries: they cannot be renamed away); the few devices every
-// program needs; no signal or abstract unix socket reaching outside the
-// domain; no TCP without the network. ptrace, and so /proc/<pid>/fd and
-// mem, of processes outside the domain is refused by Landlock itself.
+// confine applies the view's domain (DESIGN §15) to every thread of this
+// process: domainRules, with TCP refused without the network and signals
+// and abstract unix sockets scoped to the domain.
 func confine(v view) error {
-	var rules []landlock.Rule
+	rules := domainRules(v)
+	llRules := make([]landlock.Rule, len(rules))
+	for i, r := range rules {
+		llRules[i] = landlock.PathAccess(r.access, r.path).IgnoreIfMissing()
+	}
+	if err := landlock.V7.BestEffort().RestrictPaths(llRules...); err != nil {
+		return err
+	}
+	if !v.Network {
+		// TCP: no bind, no connect (the socket filter refuses the rest).
+		if err := landlock.V7.BestEffort().RestrictNet(); err != nil {
+			return err
+		}
+	}
+	return landlock.V7.BestEffort().RestrictScoped()
+}
+
+// pathRule grants access beneath path (a file's rights only, for a path
+// that is not a directory).
+type pathRule struct {
+	path   string
+	access landlock.AccessFSSet
+}
+
+// Rights of pathRule: fileRights are those a rule on a file may hold.
+const (
+	readRights = landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR)
+	fileRights = landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE)
+	ioctlDev   = landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_IOCTL_DEV)
+	noDevices  = landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK)
+	refer      = landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_REFER)
+)
+
+// writeRights are every right of ABI 7 but making device nodes.
+var writeRights = landlock.V7.HandledAccessFS &^ noDevices
+
+// domainRules are the view's Landlock rules, granting, never subtracting:
+// reading everything but /dev, the state dir and the view's hidden paths;
+// writing where the class may (everywhere the user may, or the view's
+// writable directories) but the trees no child writes, the state dir, and
+// the directories above it (no rule names them, only their other entries:
+// they cannot be renamed away); the few devices every program needs.
+// ptrace, and so /proc/<pid>/fd and mem, of processes outside the domain
+// is refused by Landlock itself.
+func domainRules(v view) []pathRule {
+	var rules []pathRule
 	// What a child may not read. Inside bwrap the mounts hide them (an
 	// empty tmpfs over the state dir and the credential stores, a /dev of
 	// its own), so reading is granted whole: Landlock grants, never
@@ -140,22 +179,17 @@ func confine(v view) error {
 			hidden = append(hidden, v.StateDir)
 		}
 	}
-	read := func(path string, dir bool) {
-		if dir {
-			rules = append(rules, landlock.RODirs(path).IgnoreIfMissing())
-		} else {
-			rules = append(rules, landlock.ROFiles(path).IgnoreIfMissing())
+	grant := func(access landlock.AccessFSSet) func(path string, dir bool) {
+		return func(path string, dir bool) {
+			a := access
+			if !dir {
+				a &= fileRights
+			}
+			rules = append(rules, pathRule{path, a})
 		}
 	}
 	// Writing never includes making device nodes (a terminal, a disk).
-	rw := landlock.V7.HandledAccessFS &^ landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_MAKE_CHAR|unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK)
-	write := func(path string, dir bool) {
-		if dir {
-			rules = append(rules, landlock.PathAccess(rw, path).WithRefer().IgnoreIfMissing())
-		} else {
-			rules = append(rules, landlock.RWFiles(path).IgnoreIfMissing())
-		}
-	}
+	write := grant(writeRights)
 	// No rule names a hidden path nor a directory above it, only their
 	// other entries: they cannot be written, made, nor renamed away.
 	// Inside bwrap the state dir and the directories above it are mounts
@@ -172,36 +206,27 @@ func confine(v view) error {
 			siblings(d, noWrite, write)
 		}
 	}
-	siblings("/", hidden, read)
+	siblings("/", hidden, grant(readRights))
 	// Listing the directories above a hidden one (/, ~) is allowed; their
 	// hidden entries' contents are not.
 	for _, h := range hidden {
 		for d := filepath.Dir(h); ; d = filepath.Dir(d) {
-			rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_READ_DIR), d).IgnoreIfMissing())
+			rules = append(rules, pathRule{d, landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_READ_DIR)})
 			if d == "/" {
 				break
 			}
 		}
 	}
-	rules = append(rules,
-		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom").WithIoctlDev().IgnoreIfMissing(),
-	)
+	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"} {
+		rules = append(rules, pathRule{dev, readRights&fileRights | landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_WRITE_FILE|unix.LANDLOCK_ACCESS_FS_TRUNCATE) | ioctlDev})
+	}
 	if v.InBwrap || v.policy().writeAll {
 		// Inside bwrap /dev/shm is the sandbox's own; under Landlock
 		// alone it is the machine's, shared with every process of the
 		// user (a named pipe there may feed hitl its answers).
-		rules = append(rules, landlock.RWDirs("/dev/shm").IgnoreIfMissing())
+		rules = append(rules, pathRule{"/dev/shm", writeRights &^ refer &^ ioctlDev})
 	}
-	if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
-		return err
-	}
-	if !v.Network {
-		// TCP: no bind, no connect (the socket filter refuses the rest).
-		if err := landlock.V7.BestEffort().RestrictNet(); err != nil {
-			return err
-		}
-	}
-	return landlock.V7.BestEffort().RestrictScoped()
+	return rules
 }
 
 // siblings calls fn for root, or, when a hidden path lies inside root, for

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 )
 
 func probeBwrap() (string, string) { return "", "bwrap is Linux only" }
@@ -33,3 +34,25 @@ func pinBwrap(string) (*os.File, error) { return nil, fmt.Errorf("no bwrap here"
 func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 func pidnsWorks() bool { return false }
+
+// perRun: no per-run sandbox where there is no sandbox.
+type perRun struct{ off bool }
+
+func perRunWhy(Mechanism, bool) string { return "no per-run sandbox here" }
+
+func (s *Sandbox) initFor(Spec) *runInit { return nil }
+
+// Close has nothing to end here.
+func (s *Sandbox) Close() {}
+
+type runInit struct{}
+
+type remoteProc struct{ pid int }
+
+func (c *Cmd) startRemote(*runInit, string, []string) error {
+	return fmt.Errorf("no per-run sandbox here")
+}
+func (rp *remoteProc) wait(time.Duration) error { return nil }
+func (rp *remoteProc) term()                    {}
+func (rp *remoteProc) exited() bool             { return true }
+func (rp *remoteProc) kill()                    {}

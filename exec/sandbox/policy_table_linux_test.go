@@ -312,7 +312,9 @@ func observeMechanism(t *testing.T, mech, probe string) (cells probeCells, why s
 			continue
 		}
 		var timedOut bool
+		stopSibling := startSibling(t, sb, class, run)
 		cells[class], timedOut = runProbe(t, sb, class, run)
+		stopSibling()
 		if timedOut {
 			timeouts++
 		}
@@ -329,6 +331,24 @@ func observeMechanism(t *testing.T, mech, probe string) (cells probeCells, why s
 		}
 	}
 	return cells, ""
+}
+
+// startSibling starts another command of class beside the probe (the
+// signal-sibling channel: under the run's sandbox the same init starts
+// both), and returns what stops it.
+func startSibling(t *testing.T, sb *Sandbox, class string, run probeRun) func() {
+	t.Helper()
+	spec := policySpec(t, class, run)
+	spec.Path, spec.Argv0, spec.Args = "/bin/sleep", "hitl-probe-sibling", []string{"60"}
+	spec.Stdout, spec.Stderr = nil, nil
+	c := sb.Command(context.Background(), spec)
+	if err := c.Start(); err != nil {
+		t.Fatalf("the sibling of %s: %v", class, err)
+	}
+	return func() {
+		c.Kill()
+		_ = c.Wait()
+	}
 }
 
 // runProbe runs the probe as class and reads what it reached; a probe that

@@ -224,6 +224,9 @@ var policyChannelTitles = map[string]string{
 	"mount":               "mount a tmpfs",
 	"unshare":             "unshare a user and mount namespace",
 	"setsid-survive":      "a `setsid` child outlives its owner",
+	"signal-init":         "signal the run's sandbox's init (every way: process, thread, pidfd)",
+	"read-init-fd":        "list the init's descriptors or read its environment",
+	"signal-sibling":      "signal another command of the same class and run",
 }
 
 // policyMechanismTitles are the mechanisms as docs/security.md names them.

@@ -156,6 +156,10 @@ type Sandbox struct {
 	// Why says why the mechanism is not the best one (bwrap cannot run,
 	// and so Landlock; neither works), or "" when nothing needs saying.
 	Why string
+	// Notify, when set, is told once why the run's sandbox (one per run
+	// and view, DESIGN §15) could not start after all.
+	Notify func(msg string)
+	perRun perRun
 }
 
 // New chooses the mechanism for mode. stateDir is hitl's state directory
@@ -191,6 +195,14 @@ func New(mode Mode, stateDir string) (*Sandbox, error) {
 		}
 		s.Why = why
 	}
+	if !perRunEnabled {
+		s.perRun.off = true
+	} else if why := perRunWhy(s.mech, s.pidns); why != "" {
+		s.perRun.off = true
+		if s.mech == MechLayered || s.mech == MechLandlock {
+			s.Why = joinWhy(s.Why, why)
+		}
+	}
 	if s.mech == MechLayered {
 		f, err := os.Open("/proc/self/exe")
 		if err != nil {
@@ -207,6 +219,18 @@ func New(mode Mode, stateDir string) (*Sandbox, error) {
 		s.bwrap = fmt.Sprintf("/proc/self/fd/%d", f.Fd())
 	}
 	return s, nil
+}
+
+// perRunEnabled: commands start in the run's sandbox (one per run and
+// view) where it can be had; tests turn it off to check a sandbox per
+// command, the fallback.
+var perRunEnabled = true
+
+func joinWhy(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // probes find out what the machine has (tests replace them).

@@ -21,8 +21,32 @@ import (
 // (unshare, clone; clone3, whose flags a filter cannot read, says ENOSYS
 // so that libc falls back to clone).
 func filterSockets(unixOK, netOK, namespacesOK bool) error {
+	prog, err := socketFilter(unixOK, netOK, namespacesOK)
+	if err != nil || prog == nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	return installFilter(prog, unix.SECCOMP_FILTER_FLAG_TSYNC)
+}
+
+// installFilter installs prog with flags: SECCOMP_FILTER_FLAG_TSYNC for
+// every thread of the process, 0 for the calling thread only (the per-run
+// sandbox's init, whose thread then starts one command). The thread must
+// have no_new_privs set.
+func installFilter(prog []unix.SockFilter, flags uintptr) error {
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// socketFilter is filterSockets' program, nil when nothing is refused.
+func socketFilter(unixOK, netOK, namespacesOK bool) ([]unix.SockFilter, error) {
 	if unixOK && netOK && namespacesOK {
-		return nil
+		return nil, nil
 	}
 	var arch uint32
 	switch runtime.GOARCH {
@@ -31,7 +55,7 @@ func filterSockets(unixOK, netOK, namespacesOK bool) error {
 	case "arm64":
 		arch = unix.AUDIT_ARCH_AARCH64
 	default:
-		return fmt.Errorf("no socket filter for %s", runtime.GOARCH)
+		return nil, fmt.Errorf("no socket filter for %s", runtime.GOARCH)
 	}
 	const (
 		retAllow = unix.SECCOMP_RET_ALLOW
@@ -84,12 +108,5 @@ func filterSockets(unixOK, netOK, namespacesOK bool) error {
 		ifNot(unix.AF_NETLINK), ret(retAllow),
 		ret(verdict(netOK)),
 	)
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return err
-	}
-	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
-		return errno
-	}
-	return nil
+	return prog, nil
 }

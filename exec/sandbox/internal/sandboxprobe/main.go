@@ -109,6 +109,123 @@ var channels = []channel{
 	{"mount", mountTmpfs},
 	{"unshare", unshare},
 	{"setsid-survive", startLinger},
+	{"signal-init", func(o opts) error { return signalAny(findProcs(isInit)) }},
+	{"read-init-fd", func(o opts) error { return readProcFDs(findProcs(isInit)) }},
+	{"signal-sibling", func(o opts) error { return signalAny(findProcs(isSibling)) }},
+}
+
+// initArg is what names the run's sandbox's init on its command line
+// (exec/sandbox's initArg).
+const initArg = "__hitl_sandbox_init__"
+
+// siblingName is argv[0] of the command the test runs beside the probe, in
+// the same class.
+const siblingName = "hitl-probe-sibling"
+
+func isInit(argv []string) bool    { return len(argv) > 1 && argv[1] == initArg }
+func isSibling(argv []string) bool { return len(argv) > 0 && argv[0] == siblingName }
+
+// findProcs are the pids /proc shows whose command line matches.
+func findProcs(match func(argv []string) bool) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if match(strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// signalAny sends SIGCONT (harmless) to each pid every way there is: to
+// the process, to each of its threads, and through a pidfd made of its
+// /proc directory. nil when one got through.
+func signalAny(pids []int) error {
+	if len(pids) == 0 {
+		return errors.New("absent: no such process in sight")
+	}
+	// A pid /proc shows names that process in kill(2) only when /proc is
+	// of the probe's own PID namespace; else the number may name another
+	// process (the probe's own child), and only the /proc directory itself
+	// names it.
+	mine := procIsMine()
+	var last error
+	for _, pid := range pids {
+		if !mine {
+			last = errors.New("not in the probe's PID namespace")
+		} else if last = unix.Kill(pid, unix.SIGCONT); last == nil {
+			return nil
+		}
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		for _, task := range tasks {
+			if !mine {
+				break
+			}
+			tid, err := strconv.Atoi(task.Name())
+			if err != nil {
+				continue
+			}
+			if err := unix.Tgkill(pid, tid, unix.SIGCONT); err == nil {
+				return nil
+			}
+		}
+		fd, err := unix.Open(fmt.Sprintf("/proc/%d", pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			err = unix.PidfdSendSignal(fd, unix.SIGCONT, nil, 0)
+			unix.Close(fd)
+			if err == nil {
+				return nil
+			}
+		}
+		last = err
+	}
+	return last
+}
+
+// procIsMine says whether /proc is of the probe's PID namespace.
+func procIsMine() bool {
+	self, err := os.Readlink("/proc/self")
+	return err == nil && self == strconv.Itoa(os.Getpid())
+}
+
+// readProcFDs opens each pid's descriptors and reads its environment
+// through /proc: nil when one opened.
+func readProcFDs(pids []int) error {
+	if len(pids) == 0 {
+		return errors.New("absent: no such process in sight")
+	}
+	var last error
+	for _, pid := range pids {
+		for fd := 0; fd < 16; fd++ {
+			path := fmt.Sprintf("/proc/%d/fd/%d", pid, fd)
+			if _, err := os.Readlink(path); err != nil {
+				if !errors.Is(err, os.ErrNotExist) {
+					last = err
+				}
+				continue
+			}
+			f, err := os.Open(path)
+			if err == nil {
+				f.Close()
+				return nil
+			}
+			last = err
+		}
+		if err := readFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil {
+			return nil
+		} else {
+			last = err
+		}
+	}
+	return last
 }
 
 func main() {

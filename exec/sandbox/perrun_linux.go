@@ -1,0 +1,313 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// runInit is a per-run sandbox seen from hitl (DESIGN §15): one init,
+// inside bwrap or a PID namespace of its own, starting every command of
+// one view. It ends with the run (Close) and with hitl (its parent-death
+// signal).
+type runInit struct {
+	fd     int // hitl's end of the socketpair
+	sendMu sync.Mutex
+	mu     sync.Mutex
+	nextID uint64
+	// waiting are the commands in flight: their started, then exited
+	// word.
+	waiting map[uint64]chan event
+	dead    chan struct{} // closed when the socket is gone
+	exited  chan struct{} // closed when the init was waited for
+	proc    *os.Process
+}
+
+// event is a reply and the descriptor it carried.
+type event struct {
+	reply
+	file *os.File
+}
+
+// initStartTimeout bounds the init's start (bwrap, the re-exec, the
+// ruleset).
+const initStartTimeout = 10 * time.Second
+
+// startInit starts the per-run init of view v: under MechLayered inside
+// bwrap's mounts for v, else (MechLandlock) as a re-exec of hitl, in a PID
+// namespace of its own where the kernel allows one.
+func (s *Sandbox) startInit(v view) (*runInit, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socketpair: %w", err)
+	}
+	theirs := os.NewFile(uintptr(pair[1]), "sandbox-init")
+	defer theirs.Close()
+	cmd := &osexec.Cmd{Env: []string{}, Dir: "/"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &capped{w: &stderr, n: 4 << 10}
+	v.Dir, v.LoaderEnv = "", nil
+	switch s.Mechanism() {
+	case MechLayered:
+		v.InBwrap, v.PidNS = true, true
+		caps := []int{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		if os.Geteuid() == 0 && v.policy().writeAll {
+			caps = append(caps, seenCaps...)
+		}
+		data, _ := json.Marshal(v)
+		cmd.Path = s.bwrap
+		cmd.Args = append(bwrapMounts(v, caps), "--", "/proc/self/fd/3", initArg, "4", string(data))
+		cmd.ExtraFiles = []*os.File{s.exe, theirs}
+		cmd.SysProcAttr = procAttr()
+	case MechLandlock:
+		v.PidNS = s.pidns
+		data, _ := json.Marshal(v)
+		cmd.Path = s.self
+		cmd.Args = []string{"hitl-sandbox-init", initArg, "3", string(data)}
+		cmd.ExtraFiles = []*os.File{theirs}
+		cmd.SysProcAttr = procAttr()
+		if s.pidns {
+			pidnsAttr(cmd.SysProcAttr)
+		}
+	default:
+		unix.Close(pair[0])
+		return nil, fmt.Errorf("no per-run sandbox under %s", s.Mechanism())
+	}
+	ri := &runInit{fd: pair[0], waiting: map[uint64]chan event{}, dead: make(chan struct{}), exited: make(chan struct{})}
+	// The init's parent-death signal follows the thread that starts it:
+	// one kept for as long as the init lives.
+	startErr := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			startErr <- err
+			close(ri.exited)
+			return
+		}
+		startErr <- nil
+		_ = cmd.Wait()
+		close(ri.exited)
+	}()
+	if err := <-startErr; err != nil {
+		unix.Close(ri.fd)
+		return nil, err
+	}
+	ri.proc = cmd.Process
+	first := make(chan error, 1)
+	go func() {
+		var r reply
+		files, err := recvMsg(ri.fd, &r)
+		closeAll(files)
+		switch {
+		case err != nil:
+		case r.Error != "":
+			err = errors.New(r.Error)
+		case !r.Ready:
+			err = errors.New("the init did not say it was ready")
+		}
+		first <- err
+	}()
+	var ferr error
+	select {
+	case ferr = <-first:
+	case <-time.After(initStartTimeout):
+		ferr = fmt.Errorf("the init did not start within %s", initStartTimeout)
+	}
+	if ferr != nil {
+		ri.kill()
+		<-ri.exited
+		if msg := strings.TrimSpace(stderr.String()); msg != "" && errors.Is(ferr, io.EOF) {
+			ferr = errors.New(firstLine(msg))
+		}
+		return nil, ferr
+	}
+	go ri.read()
+	return ri, nil
+}
+
+// capped writes at most n bytes to w, dropping the rest.
+type capped struct {
+	w io.Writer
+	n int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.n > 0 {
+		k := min(len(p), c.n)
+		c.n -= k
+		_, _ = c.w.Write(p[:k])
+	}
+	return len(p), nil
+}
+
+// read hands each reply to its command until the socket ends; then every
+// command still waiting learns the init is gone.
+func (ri *runInit) read() {
+	for {
+		var r reply
+		files, err := recvMsg(ri.fd, &r)
+		if err != nil {
+			break
+		}
+		ev := event{reply: r}
+		if len(files) > 0 {
+			ev.file = files[0]
+			closeAll(files[1:])
+		}
+		ri.mu.Lock()
+		ch := ri.waiting[r.ID]
+		if r.Exited || (!r.Started && r.Error != "") {
+			delete(ri.waiting, r.ID)
+		}
+		ri.mu.Unlock()
+		if ch == nil {
+			if ev.file != nil {
+				ev.file.Close()
+			}
+			continue
+		}
+		ch <- ev
+	}
+	ri.mu.Lock()
+	close(ri.dead)
+	ri.waiting = map[uint64]chan event{}
+	ri.mu.Unlock()
+}
+
+// errInitGone is a command whose init ended under it.
+var errInitGone = errors.New("sandbox: the run's sandbox ended")
+
+// start asks the init to start req with the descriptors files (stdin,
+// stdout, stderr): the command's channel of events, its first (started)
+// already read, and its pidfd.
+func (ri *runInit) start(req request, files [3]*os.File) (chan event, *os.File, error) {
+	ch := make(chan event, 2)
+	ri.mu.Lock()
+	select {
+	case <-ri.dead:
+		ri.mu.Unlock()
+		return nil, nil, errInitGone
+	default:
+	}
+	ri.nextID++
+	req.ID = ri.nextID
+	ri.waiting[req.ID] = ch
+	ri.mu.Unlock()
+	ri.sendMu.Lock()
+	err := sendMsg(ri.fd, req, []int{int(files[0].Fd()), int(files[1].Fd()), int(files[2].Fd())})
+	ri.sendMu.Unlock()
+	runtime.KeepAlive(files)
+	if err != nil {
+		ri.forget(req.ID)
+		return nil, nil, fmt.Errorf("sandbox: cannot reach the run's sandbox: %w", err)
+	}
+	select {
+	case ev := <-ch:
+		if ev.Error != "" {
+			if ev.file != nil {
+				ev.file.Close()
+			}
+			if ev.Errno != 0 {
+				return nil, nil, &os.PathError{Op: "exec", Path: req.Prog, Err: syscall.Errno(ev.Errno)}
+			}
+			return nil, nil, fmt.Errorf("sandbox: %s", ev.Error)
+		}
+		if ev.file == nil {
+			ri.forget(req.ID)
+			return nil, nil, errors.New("sandbox: the run's sandbox sent no pidfd")
+		}
+		return ch, ev.file, nil
+	case <-ri.dead:
+		return nil, nil, errInitGone
+	}
+}
+
+func (ri *runInit) forget(id uint64) {
+	ri.mu.Lock()
+	delete(ri.waiting, id)
+	ri.mu.Unlock()
+}
+
+// alive says whether the init still serves.
+func (ri *runInit) alive() bool {
+	select {
+	case <-ri.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+func (ri *runInit) kill() {
+	if ri.proc != nil {
+		_ = ri.proc.Signal(syscall.SIGKILL)
+	}
+}
+
+// close ends the init: it kills every command left and exits (bounded:
+// else it is killed).
+func (ri *runInit) close() {
+	_ = unix.Shutdown(ri.fd, unix.SHUT_RDWR)
+	select {
+	case <-ri.exited:
+	case <-time.After(2 * time.Second):
+		ri.kill()
+		<-ri.exited
+	}
+	unix.Close(ri.fd)
+}
+
+// pidOf is the pid, in hitl's PID namespace, of the process pidfd refers
+// to; 0 when it has ended and been waited for already (so has all it
+// started: its PID namespace ended with it).
+func pidOf(pidfd *os.File) (int, error) {
+	data, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(int(pidfd.Fd())))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Pid:"); ok {
+			pid, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || pid == 0 {
+				return 0, fmt.Errorf("pidfd: no pid (%q)", v)
+			}
+			return max(pid, 0), nil
+		}
+	}
+	return 0, errors.New("pidfd: no pid")
+}
+
+// sigtermIsDefault says whether pid (the first process of its PID
+// namespace) has neither caught nor ignored SIGTERM: a signal from hitl
+// would not reach it, where it would have ended any other process.
+func sigtermIsDefault(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	bit := uint64(1) << (uint(syscall.SIGTERM) - 1)
+	for _, line := range strings.Split(string(data), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok || (name != "SigCgt" && name != "SigIgn") {
+			continue
+		}
+		mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		if err != nil || mask&bit != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,365 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// perRun is what a Sandbox keeps of its per-run inits: one per view
+// (class, writable directories, hidden paths, network), started when a
+// command first needs it.
+type perRun struct {
+	mu    sync.Mutex
+	inits map[string]*runInit
+	// off: the per-run sandbox could not start (or cannot exist here);
+	// every command gets a sandbox of its own, as why says.
+	off bool
+	why string
+}
+
+// perRunWhy says why a Sandbox of mechanism m cannot have a per-run
+// sandbox at all, or "".
+func perRunWhy(m Mechanism, pidns bool) string {
+	if m != MechLayered && m != MechLandlock {
+		return "no per-run sandbox without Landlock"
+	}
+	if m == MechLandlock && !pidns {
+		return "each command gets a sandbox of its own (a few milliseconds each): the run's sandbox needs a PID namespace per command"
+	}
+	if abi := landlockABI(); abi < minInitABI {
+		return "the kernel's Landlock ABI is below 6 (scoped signals), so each command gets a sandbox of its own"
+	}
+	return ""
+}
+
+// initFor is the per-run init for spec's command, started if need be, or
+// nil when the command gets a sandbox of its own: a stdio MCP server (it
+// lives as long as the run anyway), or no per-run sandbox here (said once
+// through Notify).
+func (s *Sandbox) initFor(spec Spec) *runInit {
+	if s == nil || spec.Class == ClassMCP {
+		return nil
+	}
+	pr := &s.perRun
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.off {
+		return nil
+	}
+	v := s.viewOf(spec)
+	if v.check() != nil {
+		return nil // the command's own start says why
+	}
+	v.Dir, v.LoaderEnv = "", nil
+	data, _ := json.Marshal(v)
+	key := string(data)
+	if ri := pr.inits[key]; ri != nil && ri.alive() {
+		return ri
+	}
+	ri, err := s.startInit(v)
+	if err != nil {
+		pr.off = true
+		pr.why = "the run's sandbox could not start (" + err.Error() + "): each command gets a sandbox of its own, which costs a few milliseconds more"
+		if s.Notify != nil {
+			s.Notify(pr.why)
+		}
+		return nil
+	}
+	if pr.inits == nil {
+		pr.inits = map[string]*runInit{}
+	}
+	if old := pr.inits[key]; old != nil {
+		go old.close()
+	}
+	pr.inits[key] = ri
+	return ri
+}
+
+// Close ends the run's sandboxes: every command still in one is killed.
+func (s *Sandbox) Close() {
+	if s == nil {
+		return
+	}
+	pr := &s.perRun
+	pr.mu.Lock()
+	inits := pr.inits
+	pr.inits = nil
+	pr.mu.Unlock()
+	for _, ri := range inits {
+		ri.close()
+	}
+}
+
+// remoteProc is a command the run's init started.
+type remoteProc struct {
+	ri     *runInit
+	events chan event
+	pidfd  *os.File
+	pid    int // in hitl's PID namespace: the command's group too
+	done   chan struct{}
+	status syscall.WaitStatus
+	err    error // the init ended under the command
+	// termAsKill: term found the command, the first process of its
+	// PID namespace, with SIGTERM at its default and sent SIGKILL in
+	// its place (SIGTERM would not have reached it).
+	termAsKill atomic.Bool
+
+	closeAfterWait []io.Closer
+	copiers        sync.WaitGroup
+
+	// sigMu keeps a signal from using pidfd as it is closed.
+	sigMu sync.Mutex
+}
+
+// signal sends sig to the command itself, never after it was waited for.
+func (rp *remoteProc) signal(sig unix.Signal) {
+	rp.sigMu.Lock()
+	defer rp.sigMu.Unlock()
+	if rp.pidfd != nil && !rp.exited() {
+		_ = unix.PidfdSendSignal(int(rp.pidfd.Fd()), sig, nil, 0)
+	}
+}
+
+// startRemote starts the command in the run's init.
+func (c *Cmd) startRemote(ri *runInit, path string, argv []string) error {
+	var childEnds []*os.File
+	closeChild := func() {
+		for _, f := range childEnds {
+			f.Close()
+		}
+	}
+	rp := &remoteProc{ri: ri, done: make(chan struct{})}
+	fail := func(err error) error {
+		closeChild()
+		for _, cl := range rp.closeAfterWait {
+			cl.Close()
+		}
+		return err
+	}
+	var files [3]*os.File
+	var copies []func()
+	in, err := c.stdinFile(rp, &childEnds, &copies)
+	if err != nil {
+		return fail(err)
+	}
+	files[0] = in
+	if files[1], err = c.outFile(c.spec.Stdout, rp, &childEnds, &copies); err != nil {
+		return fail(err)
+	}
+	if c.spec.Stderr != nil && c.spec.Stderr == c.spec.Stdout {
+		files[2] = files[1]
+	} else if files[2], err = c.outFile(c.spec.Stderr, rp, &childEnds, &copies); err != nil {
+		return fail(err)
+	}
+	dir := c.spec.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	events, pidfd, err := ri.start(request{Prog: path, Argv: argv, Env: c.spec.Env, Dir: dir}, files)
+	closeChild()
+	if err != nil {
+		return fail(err)
+	}
+	pid, err := pidOf(pidfd)
+	if err != nil {
+		pidfd.Close()
+		return fail(err)
+	}
+	rp.events, rp.pidfd, rp.pid = events, pidfd, pid
+	c.rm = rp
+	for _, f := range copies {
+		rp.copiers.Add(1)
+		go func() {
+			defer rp.copiers.Done()
+			f()
+		}()
+	}
+	go rp.waitExit()
+	go c.watchContext()
+	return nil
+}
+
+// stdinFile is the command's stdin: /dev/null, the file itself, or a pipe
+// fed from the reader.
+func (c *Cmd) stdinFile(rp *remoteProc, childEnds *[]*os.File, copies *[]func()) (*os.File, error) {
+	switch r := c.spec.Stdin.(type) {
+	case nil:
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, err
+		}
+		*childEnds = append(*childEnds, f)
+		return f, nil
+	case *os.File:
+		return r, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	*childEnds = append(*childEnds, pr)
+	rp.closeAfterWait = append(rp.closeAfterWait, pw)
+	src := c.spec.Stdin
+	*copies = append(*copies, func() {
+		// A command that exits before reading its stdin ends the copy
+		// (EPIPE): no matter.
+		_, _ = io.Copy(pw, src)
+		pw.Close()
+	})
+	return pr, nil
+}
+
+// outFile is a stdout or stderr: /dev/null, the file itself, or a pipe
+// copied to the writer.
+func (c *Cmd) outFile(w io.Writer, rp *remoteProc, childEnds *[]*os.File, copies *[]func()) (*os.File, error) {
+	switch f := w.(type) {
+	case nil:
+		null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		*childEnds = append(*childEnds, null)
+		return null, nil
+	case *os.File:
+		return f, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	*childEnds = append(*childEnds, pw)
+	rp.closeAfterWait = append(rp.closeAfterWait, pr)
+	*copies = append(*copies, func() { _, _ = io.Copy(w, pr) })
+	return pw, nil
+}
+
+// waitExit waits for the init's word that the command ended.
+func (rp *remoteProc) waitExit() {
+	defer close(rp.done)
+	for {
+		select {
+		case ev := <-rp.events:
+			if ev.file != nil {
+				ev.file.Close()
+			}
+			if ev.Exited {
+				rp.status = syscall.WaitStatus(ev.Status)
+				return
+			}
+		case <-rp.ri.dead:
+			// The reader may have handed over the exit just before.
+			select {
+			case ev := <-rp.events:
+				if ev.Exited {
+					rp.status = syscall.WaitStatus(ev.Status)
+					return
+				}
+			default:
+			}
+			rp.err = errInitGone
+			if rp.pid > 0 {
+				_ = syscall.Kill(-rp.pid, syscall.SIGKILL)
+			}
+			return
+		}
+	}
+}
+
+// watchContext stops the command when its context ends: SIGTERM, SIGKILL
+// after the grace.
+func (c *Cmd) watchContext() {
+	rp := c.rm
+	select {
+	case <-rp.done:
+		return
+	case <-c.ctx.Done():
+	}
+	c.term()
+	select {
+	case <-rp.done:
+	case <-time.After(c.grace):
+		c.Kill()
+	}
+}
+
+// wait waits for the command, then for its output to be copied (at most
+// the grace: a process that left the group may hold a pipe).
+func (rp *remoteProc) wait(grace time.Duration) error {
+	<-rp.done
+	copied := make(chan struct{})
+	go func() {
+		rp.copiers.Wait()
+		close(copied)
+	}()
+	select {
+	case <-copied:
+	case <-time.After(grace):
+	}
+	for _, cl := range rp.closeAfterWait {
+		cl.Close()
+	}
+	<-copied
+	rp.sigMu.Lock()
+	rp.pidfd.Close()
+	rp.pidfd = nil
+	rp.sigMu.Unlock()
+	if rp.err != nil {
+		return rp.err
+	}
+	ws := rp.status
+	if rp.termAsKill.Load() && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		ws = syscall.WaitStatus(syscall.SIGTERM)
+	}
+	if ws.Exited() && ws.ExitStatus() == 0 {
+		return nil
+	}
+	return &ExitError{Status: ws}
+}
+
+// term signals the command's group: SIGTERM and SIGCONT. The first process
+// of a PID namespace gets a signal only if it handles it: one that left
+// SIGTERM at its default is killed, as SIGTERM would have done. Nothing is
+// sent once the command has ended (its pid may be another's by then).
+func (rp *remoteProc) term() {
+	if rp.pid <= 0 || rp.exited() {
+		return
+	}
+	if sigtermIsDefault(rp.pid) {
+		rp.termAsKill.Store(true)
+		rp.signal(unix.SIGKILL)
+	}
+	_ = syscall.Kill(-rp.pid, syscall.SIGTERM)
+	_ = syscall.Kill(-rp.pid, syscall.SIGCONT)
+}
+
+// kill ends the command and, with it, its PID namespace: everything it
+// started.
+func (rp *remoteProc) kill() {
+	rp.signal(unix.SIGKILL)
+}
+
+func (rp *remoteProc) exited() bool {
+	select {
+	case <-rp.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// landlockABI is the kernel's Landlock ABI (0 without).
+func landlockABI() int {
+	abi, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return abi
+}
