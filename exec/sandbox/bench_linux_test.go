@@ -7,7 +7,8 @@ import (
 )
 
 // BenchmarkStart is the cost of starting and waiting for /bin/true through
-// each mechanism, against a bare exec.Command.
+// each mechanism, in the run's sandbox (one per run and view) and in a
+// sandbox of its own (the fallback), against a bare exec.Command.
 func BenchmarkStart(b *testing.B) {
 	b.Run("exec.Command", func(b *testing.B) {
 		for b.Loop() {
@@ -17,27 +18,36 @@ func BenchmarkStart(b *testing.B) {
 		}
 	})
 	for _, mode := range []Mode{Off, Bwrap, Landlock} {
-		for _, access := range []Class{ClassApproved, ClassAuto} {
-			if mode == Off && access == ClassAuto {
-				continue
-			}
-			name := string(mode) + "/seen"
-			if access == ClassAuto {
-				name = string(mode) + "/unseen"
-			}
-			b.Run(name, func(b *testing.B) {
-				sb, err := New(mode, b.TempDir())
-				if err != nil {
-					b.Skipf("no %s here: %v", mode, err)
+		for _, class := range []Class{ClassApproved, ClassAuto} {
+			for _, perRun := range []bool{true, false} {
+				if mode == Off && (class == ClassAuto || !perRun) {
+					continue
 				}
-				dir := b.TempDir()
-				for b.Loop() {
-					c := sb.Command(context.Background(), Spec{Path: "/bin/true", Dir: dir, Class: access, Writable: []string{dir}, TempDir: dir})
-					if err := c.Run(); err != nil {
-						b.Fatal(err)
+				name := string(mode) + "/" + class.String()
+				if mode != Off {
+					name += map[bool]string{true: "/per-run", false: "/per-command"}[perRun]
+				}
+				b.Run(name, func(b *testing.B) {
+					saved := perRunEnabled
+					perRunEnabled = perRun
+					defer func() { perRunEnabled = saved }()
+					sb, err := New(mode, b.TempDir())
+					if err != nil {
+						b.Skipf("no %s here: %v", mode, err)
 					}
-				}
-			})
+					defer sb.Close()
+					if perRun && sb.perRun.off && mode != Off {
+						b.Skipf("no per-run sandbox here: %s", sb.Why)
+					}
+					dir := b.TempDir()
+					for b.Loop() {
+						c := sb.Command(context.Background(), Spec{Path: "/bin/true", Dir: dir, Class: class, Writable: []string{dir}, TempDir: dir})
+						if err := c.Run(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		}
 	}
 }

@@ -294,6 +294,15 @@ func statusOf(ws syscall.WaitStatus) (code int, signal string, ok bool) {
 // status 0.
 type ExitError struct{ Status syscall.WaitStatus }
 
+// ExitCode is the exit status, or -1 when a signal ended the child (as
+// os.ProcessState's).
+func (e *ExitError) ExitCode() int {
+	if e.Status.Signaled() {
+		return -1
+	}
+	return e.Status.ExitStatus()
+}
+
 func (e *ExitError) Error() string {
 	if e.Status.Signaled() {
 		return "signal: " + e.Status.Signal().String()
