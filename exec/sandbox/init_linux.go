@@ -9,18 +9,20 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
 // initArg is argv[1] of the per-run sandbox's init (DESIGN §15): a re-exec
-// of hitl, inside bwrap or in a PID namespace of its own, that starts each
-// command hitl sends it over a socketpair. Each command is started from a
-// thread of its own, locked and never given back, that first confines
-// itself alone (no_new_privs, capabilities, the seccomp filter, a fresh
-// Landlock domain from the ruleset built once): the command inherits that
-// thread's confinement, the init keeps none of it.
+// of hitl, inside bwrap or in a PID namespace of its own, confined by its
+// view's Landlock domain, that starts each command hitl sends it over a
+// socketpair. Each command is started from a thread of its own, locked and
+// never given back, that first confines itself alone (capabilities, the
+// seccomp filter, a Landlock domain of its own that scopes signals, a PID
+// namespace for its children): the command inherits that thread's
+// confinement; the init keeps none of it.
 const initArg = "__hitl_sandbox_init__"
 
 // minInitABI is the Landlock ABI the per-run sandbox needs: scoped signals
@@ -62,14 +64,12 @@ func initMain(fdArg, cfgJSON string) int {
 
 // sbInit is the init's state.
 type sbInit struct {
-	fd      int
-	v       view
-	ruleset int               // the Landlock ruleset, applied anew per command
-	filter  []unix.SockFilter // the seccomp filter, nil for none
-	keep    []int             // the capabilities a command keeps (as root)
-	sendMu  sync.Mutex        // one message at a time on fd
-	mu      sync.Mutex        // guards running
-	running map[int]bool      // pids of commands not yet waited for
+	fd     int
+	v      view
+	scope  int               // a ruleset that scopes signals only: each command's domain
+	filter []unix.SockFilter // the seccomp filter, nil for none
+	keep   []int             // the capabilities a command keeps (as root)
+	sendMu sync.Mutex        // one message at a time on fd
 }
 
 func newInit(cfgJSON string) (*sbInit, error) {
@@ -77,12 +77,19 @@ func newInit(cfgJSON string) (*sbInit, error) {
 	if err := json.Unmarshal([]byte(cfgJSON), &v); err != nil {
 		return nil, fmt.Errorf("bad configuration: %w", err)
 	}
-	in := &sbInit{v: v, running: map[int]bool{}}
-	fd, err := rulesetOf(v)
-	if err != nil {
-		return nil, fmt.Errorf("cannot build the Landlock ruleset: %w", err)
+	in := &sbInit{v: v}
+	// The init itself is confined by the view's domain (every thread);
+	// each command's thread adds a domain of its own inside it that only
+	// scopes signals and abstract unix sockets, so no command reaches the
+	// init (its domain's parent) nor another command (a sibling domain).
+	if err := confine(v); err != nil {
+		return nil, fmt.Errorf("cannot apply the Landlock domain: %w", err)
 	}
-	in.ruleset = fd
+	fd, err := ll.LandlockCreateRuleset(&ll.RulesetAttr{Scoped: ll.ScopeAbstractUnixSocket | ll.ScopeSignal}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("cannot make the scoping ruleset: %w", err)
+	}
+	in.scope = fd
 	p := v.policy()
 	if in.filter, err = socketFilter(p.unixSockets, v.Network, p.namespaces); err != nil {
 		return nil, fmt.Errorf("cannot build the socket filter: %w", err)
@@ -114,14 +121,14 @@ func (in *sbInit) send(r reply, fds []int) error {
 }
 
 // serve starts each request's command until hitl closes the socket (or
-// it fails), then kills every command left: their PID namespaces end with
-// them.
+// it fails). The init then exits, and its PID namespace ends with it: every
+// command's namespace with it.
 func (in *sbInit) serve() {
 	for {
 		var req request
 		files, err := recvMsg(in.fd, &req)
 		if err != nil {
-			break
+			return
 		}
 		if len(files) != 3 {
 			closeAll(files)
@@ -130,57 +137,49 @@ func (in *sbInit) serve() {
 		}
 		go in.run(req, files)
 	}
-	in.mu.Lock()
-	for pid := range in.running {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	in.mu.Unlock()
 }
 
 // run starts req's command from a thread confined for it alone, says so
-// with its pidfd, waits for it and says how it ended.
+// with its pidfd, waits for it, ends its PID namespace (all it left) and
+// says how it ended. The thread is never given back: a goroutine that ends
+// locked ends its thread. Nothing in the command's namespace can name it.
 func (in *sbInit) run(req request, files []*os.File) {
-	waitFor := make(chan int, 1)
-	go func() {
-		// This thread is confined for the command; it is never given
-		// back (a goroutine that ends locked ends its thread).
-		runtime.LockOSThread()
-		pid, err := in.start(req, files)
-		closeAll(files)
-		if err != nil {
-			r := reply{ID: req.ID, Error: err.Error()}
-			var errno syscall.Errno
-			if errors.As(err, &errno) {
-				r.Errno = int(errno)
-			}
-			_ = in.send(r, nil)
-			waitFor <- 0
-			return
+	runtime.LockOSThread()
+	pid, holder, err := in.start(req, files)
+	closeAll(files)
+	if err != nil {
+		r := reply{ID: req.ID, Error: err.Error()}
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			r.Errno = int(errno)
 		}
-		in.mu.Lock()
-		in.running[pid] = true
-		in.mu.Unlock()
-		pidfd, err := unix.PidfdOpen(pid, 0)
-		if err != nil {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			in.reap(pid)
-			_ = in.send(reply{ID: req.ID, Error: fmt.Sprintf("pidfd: %v", err)}, nil)
-			waitFor <- 0
-			return
-		}
-		_ = in.send(reply{ID: req.ID, Started: true}, []int{pidfd})
-		unix.Close(pidfd)
-		// The thread ends here: nothing of the init stays in the
-		// command's domain.
-		waitFor <- pid
-	}()
-	if pid := <-waitFor; pid != 0 {
-		in.wait(req.ID, pid)
+		_ = in.send(r, nil)
+		return
 	}
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		endNamespace(holder)
+		waitPid(pid)
+		_ = in.send(reply{ID: req.ID, Error: fmt.Sprintf("pidfd: %v", err)}, nil)
+		return
+	}
+	_ = in.send(reply{ID: req.ID, Started: true}, []int{pidfd})
+	unix.Close(pidfd)
+	ws := waitPid(pid)
+	// This thread shares the command's domain, so its signal reaches the
+	// holder.
+	endNamespace(holder)
+	_ = in.send(reply{ID: req.ID, Exited: true, Status: uint32(ws)}, nil)
 }
 
-// reap waits for pid and forgets it, returning its wait status.
-func (in *sbInit) reap(pid int) syscall.WaitStatus {
+// endNamespace kills the holder, the first process of a command's PID
+// namespace, and waits for it: the kernel ends all the namespace held.
+func endNamespace(holder int) {
+	_ = syscall.Kill(holder, syscall.SIGKILL)
+	waitPid(holder)
+}
+
+func waitPid(pid int) syscall.WaitStatus {
 	var ws syscall.WaitStatus
 	for {
 		_, err := syscall.Wait4(pid, &ws, 0, nil)
@@ -188,46 +187,95 @@ func (in *sbInit) reap(pid int) syscall.WaitStatus {
 			break
 		}
 	}
-	in.mu.Lock()
-	delete(in.running, pid)
-	in.mu.Unlock()
 	return ws
 }
 
-func (in *sbInit) wait(id uint64, pid int) {
-	ws := in.reap(pid)
-	_ = in.send(reply{ID: id, Exited: true, Status: uint32(ws)}, nil)
-}
-
 // start confines this thread for the command and starts it in a new
-// session (and PID namespace): what the thread holds, the command
-// inherits.
-func (in *sbInit) start(req request, files []*os.File) (int, error) {
+// session, as the second process of a PID namespace of its own, whose
+// first is a holder (forkHolder): when the command ends, the init kills
+// the holder and the kernel everything the command left (setsid or not).
+// What the thread holds, the holder and the command inherit. It returns
+// the command's pid and the holder's.
+func (in *sbInit) start(req request, files []*os.File) (pid, holder int, err error) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return 0, fmt.Errorf("no_new_privs: %w", err)
+		return 0, 0, fmt.Errorf("no_new_privs: %w", err)
+	}
+	// This thread's children start in a new PID namespace.
+	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
+		return 0, 0, fmt.Errorf("a PID namespace: %w", err)
 	}
 	if err := threadCaps(in.keep); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if in.filter != nil {
 		if err := installFilter(in.filter, 0); err != nil {
-			return 0, fmt.Errorf("the socket filter: %w", err)
+			return 0, 0, fmt.Errorf("the socket filter: %w", err)
 		}
 	}
-	if err := ll.LandlockRestrictSelf(in.ruleset, 0); err != nil {
-		return 0, fmt.Errorf("the Landlock domain: %w", err)
+	if err := ll.LandlockRestrictSelf(in.scope, 0); err != nil {
+		return 0, 0, fmt.Errorf("the Landlock domain: %w", err)
 	}
+	// The holder runs no Go: every signal stays blocked in it.
+	var all, old unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^uint64(0)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old); err != nil {
+		return 0, 0, fmt.Errorf("signal mask: %w", err)
+	}
+	holder, errno := forkHolder()
+	_ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	if errno != 0 {
+		return 0, 0, fmt.Errorf("the PID namespace's first process: %w", errno)
+	}
+	fds := []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()}
 	// No parent-death signal: it would follow this thread, which ends
 	// now; the command's PID namespace ends with the init's.
-	sys := &syscall.SysProcAttr{Setsid: true, Cloneflags: syscall.CLONE_NEWPID}
-	fds := []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()}
-	return syscall.ForkExec(req.Prog, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: fds, Sys: sys})
+	pid, err = syscall.ForkExec(req.Prog, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: fds, Sys: &syscall.SysProcAttr{Setsid: true}})
+	if err != nil {
+		endNamespace(holder)
+		return 0, 0, err
+	}
+	return pid, holder, nil
+}
+
+// holderName is the holder's name (comm), NUL-terminated.
+var holderName = [...]byte{'h', 'i', 't', 'l', '-', 'p', 'i', 'd', 'n', 's', 0}
+
+// forkHolder forks this process: the child, the first process of the PID
+// namespace this thread's children start in, does nothing until it is
+// killed (so the command is an ordinary process, its signals and SIGPIPE
+// as anywhere, not a namespace's init). The child runs only this function
+// after the fork, raw system calls on its own copy of the stack, with
+// every signal blocked (the caller's mask): no Go runtime, no allocation.
+//
+//go:nosplit
+//go:norace
+func forkHolder() (pid int, errno syscall.Errno) {
+	r1, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	if r1 != 0 {
+		return int(r1), 0
+	}
+	// It dies with the thread that forked it, which lives as long as
+	// the command (or the init does).
+	syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0, 0)
+	// It holds no descriptor: not the command's pipes (their reader
+	// would never see the end), nor the socket to hitl.
+	syscall.RawSyscall6(unix.SYS_CLOSE_RANGE, 0, ^uintptr(0), 0, 0, 0, 0)
+	// Named for what it is (ps, and the probe that looks for the init).
+	syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&holderName[0])), 0, 0, 0, 0)
+	for {
+		// ppoll of nothing, no timeout: sleeps until killed.
+		syscall.RawSyscall6(syscall.SYS_PPOLL, 0, 0, 0, 0, 0, 0)
+	}
 }
 
 // threadCaps leaves this thread the capabilities a command keeps: keep as
 // root (none otherwise), in the bounding, inheritable and ambient sets, so
-// what it executes has no more; CAP_SYS_ADMIN stays effective only to make
-// the PID namespace (clone), and goes with the exec.
+// what it executes has no more.
 func threadCaps(keep []int) error {
 	if os.Geteuid() != 0 {
 		keep = nil
@@ -264,13 +312,9 @@ func threadCaps(keep []int) error {
 			set(&want, c)
 		}
 	}
-	effective := want
-	if has(perm, unix.CAP_SYS_ADMIN) {
-		set(&effective, unix.CAP_SYS_ADMIN)
-	}
 	for i := range data {
-		data[i].Effective = effective[i]
-		data[i].Permitted = effective[i]
+		data[i].Effective = want[i]
+		data[i].Permitted = want[i]
 		data[i].Inheritable = want[i]
 	}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
@@ -284,47 +328,4 @@ func threadCaps(keep []int) error {
 		}
 	}
 	return nil
-}
-
-// rulesetOf builds the view's Landlock ruleset (domainRules, TCP refused
-// without the network, signals and abstract unix sockets scoped), for the
-// init to apply to each command's thread: it needs ABI 6.
-func rulesetOf(v view) (int, error) {
-	abi, err := ll.LandlockGetABIVersion()
-	if err != nil || abi < minInitABI {
-		return -1, fmt.Errorf("the kernel's Landlock ABI is %d, below %d (scoped signals)", abi, minInitABI)
-	}
-	attr := ll.RulesetAttr{
-		HandledAccessFS: uint64(writeRights | noDevices),
-		Scoped:          ll.ScopeAbstractUnixSocket | ll.ScopeSignal,
-	}
-	if !v.Network {
-		attr.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
-	}
-	fd, err := ll.LandlockCreateRuleset(&attr, 0)
-	if err != nil {
-		return -1, fmt.Errorf("landlock_create_ruleset: %w", err)
-	}
-	for _, r := range domainRules(v) {
-		pfd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			if errors.Is(err, unix.ENOENT) {
-				continue
-			}
-			unix.Close(fd)
-			return -1, fmt.Errorf("%s: %w", r.path, err)
-		}
-		var st unix.Stat_t
-		access := uint64(r.access)
-		if unix.Fstat(pfd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			access &= uint64(fileRights | ioctlDev)
-		}
-		err = ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{AllowedAccess: access, ParentFd: pfd}, 0)
-		unix.Close(pfd)
-		if err != nil {
-			unix.Close(fd)
-			return -1, fmt.Errorf("a rule for %s: %w", r.path, err)
-		}
-	}
-	return fd, nil
 }

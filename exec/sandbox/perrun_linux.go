@@ -46,8 +46,7 @@ type event struct {
 const initStartTimeout = 10 * time.Second
 
 // startInit starts the per-run init of view v: under MechLayered inside
-// bwrap's mounts for v, else (MechLandlock) as a re-exec of hitl, in a PID
-// namespace of its own where the kernel allows one.
+// bwrap's mounts for v, else (MechLandlock, as root) as a re-exec of hitl.
 func (s *Sandbox) startInit(v view) (*runInit, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -77,10 +76,11 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 		cmd.Path = s.self
 		cmd.Args = []string{"hitl-sandbox-init", initArg, "3", string(data)}
 		cmd.ExtraFiles = []*os.File{theirs}
+		// Not in a PID namespace of its own: /proc is the machine's,
+		// and the all-threads Landlock call finds the init's threads
+		// there by its pid. Each command's namespace ends with the
+		// init (its holder's parent-death signal).
 		cmd.SysProcAttr = procAttr()
-		if s.pidns {
-			pidnsAttr(cmd.SysProcAttr)
-		}
 	default:
 		unix.Close(pair[0])
 		return nil, fmt.Errorf("no per-run sandbox under %s", s.Mechanism())
@@ -288,26 +288,4 @@ func pidOf(pidfd *os.File) (int, error) {
 		}
 	}
 	return 0, errors.New("pidfd: no pid")
-}
-
-// sigtermIsDefault says whether pid (the first process of its PID
-// namespace) has neither caught nor ignored SIGTERM: a signal from hitl
-// would not reach it, where it would have ended any other process.
-func sigtermIsDefault(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return false
-	}
-	bit := uint64(1) << (uint(syscall.SIGTERM) - 1)
-	for _, line := range strings.Split(string(data), "\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if !ok || (name != "SigCgt" && name != "SigIgn") {
-			continue
-		}
-		mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-		if err != nil || mask&bit != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -107,10 +106,6 @@ type remoteProc struct {
 	done   chan struct{}
 	status syscall.WaitStatus
 	err    error // the init ended under the command
-	// termAsKill: term found the command, the first process of its
-	// PID namespace, with SIGTERM at its default and sent SIGKILL in
-	// its place (SIGTERM would not have reached it).
-	termAsKill atomic.Bool
 
 	closeAfterWait []io.Closer
 	copiers        sync.WaitGroup
@@ -315,26 +310,17 @@ func (rp *remoteProc) wait(grace time.Duration) error {
 		return rp.err
 	}
 	ws := rp.status
-	if rp.termAsKill.Load() && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-		ws = syscall.WaitStatus(syscall.SIGTERM)
-	}
 	if ws.Exited() && ws.ExitStatus() == 0 {
 		return nil
 	}
 	return &ExitError{Status: ws}
 }
 
-// term signals the command's group: SIGTERM and SIGCONT. The first process
-// of a PID namespace gets a signal only if it handles it: one that left
-// SIGTERM at its default is killed, as SIGTERM would have done. Nothing is
-// sent once the command has ended (its pid may be another's by then).
+// term signals the command's group: SIGTERM and SIGCONT. Nothing is sent
+// once the command has ended (its pid may be another's by then).
 func (rp *remoteProc) term() {
 	if rp.pid <= 0 || rp.exited() {
 		return
-	}
-	if sigtermIsDefault(rp.pid) {
-		rp.termAsKill.Store(true)
-		rp.signal(unix.SIGKILL)
 	}
 	_ = syscall.Kill(-rp.pid, syscall.SIGTERM)
 	_ = syscall.Kill(-rp.pid, syscall.SIGCONT)

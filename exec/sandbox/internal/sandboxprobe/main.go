@@ -118,10 +118,17 @@ var channels = []channel{
 // (exec/sandbox's initArg).
 const initArg = "__hitl_sandbox_init__"
 
+// holderName is the name of the first process of a command's PID
+// namespace (exec/sandbox's forkHolder).
+const holderName = "hitl-pidns"
+
 // siblingName is argv[0] of the command the test runs beside the probe, in
 // the same class.
 const siblingName = "hitl-probe-sibling"
 
+// isInit: the init's command line, which the first process of each
+// command's PID namespace shares (a fork of the init that does nothing,
+// named hitl-pidns), is not the init.
 func isInit(argv []string) bool    { return len(argv) > 1 && argv[1] == initArg }
 func isSibling(argv []string) bool { return len(argv) > 0 && argv[0] == siblingName }
 
@@ -136,6 +143,9 @@ func findProcs(match func(argv []string) bool) []int {
 		}
 		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err != nil {
+			continue
+		}
+		if comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm")); strings.TrimSpace(string(comm)) == holderName {
 			continue
 		}
 		if match(strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")) {
