@@ -63,7 +63,7 @@ func (s *Sandbox) initFor(spec Spec) *runInit {
 	if ri := pr.inits[key]; ri != nil && ri.alive() {
 		return ri
 	}
-	ri, err := s.startInit(v)
+	ri, err := startInitHook(s, v)
 	if err != nil {
 		pr.off = true
 		pr.why = "the run's sandbox could not start (" + err.Error() + "): each command gets a sandbox of its own, which costs a few milliseconds more"
@@ -81,6 +81,9 @@ func (s *Sandbox) initFor(spec Spec) *runInit {
 	pr.inits[key] = ri
 	return ri
 }
+
+// startInitHook starts an init (tests make it fail).
+var startInitHook = (*Sandbox).startInit
 
 // Close ends the run's sandboxes: every command still in one is killed.
 func (s *Sandbox) Close() {

@@ -15,14 +15,26 @@ import (
 // mechanisms are the sandboxes this machine has, each a subtest.
 func eachMechanism(t *testing.T, fn func(t *testing.T, sb *Sandbox)) {
 	for _, mode := range []Mode{Bwrap, Landlock} {
-		t.Run(string(mode), func(t *testing.T) {
-			state := t.TempDir()
-			sb, err := New(mode, state)
-			if err != nil {
-				t.Skipf("no %s on this machine: %v", mode, err)
+		// The run's sandbox (one per run and view), and a sandbox per
+		// command: the fallback where the former cannot start.
+		for _, perRun := range []bool{true, false} {
+			name := string(mode)
+			if !perRun {
+				name += "/per-command"
 			}
-			fn(t, sb)
-		})
+			t.Run(name, func(t *testing.T) {
+				saved := perRunEnabled
+				perRunEnabled = perRun
+				defer func() { perRunEnabled = saved }()
+				state := t.TempDir()
+				sb, err := New(mode, state)
+				if err != nil {
+					t.Skipf("no %s on this machine: %v", mode, err)
+				}
+				t.Cleanup(sb.Close)
+				fn(t, sb)
+			})
+		}
 	}
 }
 

@@ -1,0 +1,240 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// eachPerRun runs fn under each mechanism that has a per-run sandbox here,
+// with a sandbox whose per-run init is on (the test fails when it did not
+// start).
+func eachPerRun(t *testing.T, fn func(t *testing.T, sb *Sandbox)) {
+	for _, mode := range []Mode{Bwrap, Landlock} {
+		t.Run(string(mode), func(t *testing.T) {
+			sb, err := New(mode, t.TempDir())
+			if err != nil {
+				t.Skipf("no %s on this machine: %v", mode, err)
+			}
+			t.Cleanup(sb.Close)
+			if sb.perRun.off {
+				t.Skipf("no per-run sandbox under %s here: %s", mode, sb.Why)
+			}
+			sb.Notify = func(msg string) { t.Errorf("the per-run sandbox did not start: %s", msg) }
+			fn(t, sb)
+		})
+	}
+}
+
+// parentOf is pid's parent and its command line.
+func parentOf(t *testing.T, pid int) (int, string) {
+	t.Helper()
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+			ppid, _ := strconv.Atoi(strings.TrimSpace(v))
+			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(ppid) + "/cmdline")
+			return ppid, string(cmdline)
+		}
+	}
+	t.Fatalf("no PPid for %d", pid)
+	return 0, ""
+}
+
+// startSleep starts a command that waits until it is stopped.
+func startSleep(t *testing.T, sb *Sandbox, class Class, dir string) *Cmd {
+	t.Helper()
+	c := sb.Command(context.Background(), Spec{Path: "/bin/sleep", Args: []string{"60"}, Dir: dir, Class: class, Writable: []string{dir}})
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Kill()
+		_ = c.Wait()
+	})
+	return c
+}
+
+// Commands of one view share one init, started once: the same parent,
+// hitl's init helper; another class gets an init of its own; with the
+// per-run sandbox off, a command's parent is its own wrapper.
+func TestCommandsOfARunShareItsInit(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		a := startSleep(t, sb, ClassAuto, dir)
+		b := startSleep(t, sb, ClassAuto, dir)
+		c := startSleep(t, sb, ClassApproved, dir)
+		pa, cmdline := parentOf(t, a.Pid())
+		pb, _ := parentOf(t, b.Pid())
+		pc, _ := parentOf(t, c.Pid())
+		if !strings.Contains(cmdline, initArg) {
+			t.Errorf("the command's parent is %q, not the run's init", cmdline)
+		}
+		if pa != pb {
+			t.Errorf("two auto commands have the parents %d and %d, not one init", pa, pb)
+		}
+		if pc == pa {
+			t.Errorf("an approved command shares the auto commands' init %d", pa)
+		}
+	})
+	t.Run("per-command", func(t *testing.T) {
+		saved := perRunEnabled
+		perRunEnabled = false
+		defer func() { perRunEnabled = saved }()
+		sb, err := New(Auto, t.TempDir())
+		if err != nil || sb.Mechanism() == MechNone {
+			t.Skip("no sandbox here")
+		}
+		a := startSleep(t, sb, ClassAuto, t.TempDir())
+		if _, cmdline := parentOf(t, a.Pid()); strings.Contains(cmdline, initArg) {
+			t.Errorf("with the per-run sandbox off, a command's parent is an init: %q", cmdline)
+		}
+	})
+}
+
+// A command that starts a thousand children, some in sessions of their
+// own, and exits leaves none of them behind: its PID namespace ends with
+// it. The next command of the run runs as before.
+func TestForkedChildrenEndWithTheirCommand(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		marker := "hitl-forked-" + strconv.Itoa(os.Getpid())
+		out, err := runIn(t, sb, ClassAuto, dir, `i=0; while [ $i -lt 1000 ]; do sh -c 'sleep 60; :' `+marker+` & i=$((i+1)); done; setsid sh -c 'sleep 60; :' `+marker+` & echo started`)
+		if err != nil || !strings.Contains(out, "started") {
+			t.Fatalf("the command: %v %s", err, out)
+		}
+		if left := procsNamed(marker); len(left) > 0 {
+			t.Errorf("processes the command started outlive it: %v", left)
+		}
+		out, err = runIn(t, sb, ClassAuto, dir, `echo next`)
+		if err != nil || strings.TrimSpace(out) != "next" {
+			t.Errorf("the next command: %v %q", err, out)
+		}
+	})
+}
+
+// procsNamed are the pids whose command line holds name.
+func procsNamed(name string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if bytes.Contains(data, []byte(name)) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// A command that exits without reading the 16 MiB it was given on stdin
+// ends as it ended; so does one that reads it all.
+func TestStdinNotReadIsNoMatter(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		big := bytes.Repeat([]byte("x"), 16<<20)
+		for _, tc := range []struct {
+			script string
+			want   string
+		}{
+			{"exit 3", ""},
+			{"wc -c", "16777216"},
+		} {
+			var out bytes.Buffer
+			c := sb.Command(context.Background(), Spec{
+				Path: "/bin/sh", Args: []string{"-c", tc.script}, Env: []string{"PATH=/usr/bin:/bin"},
+				Stdin: bytes.NewReader(big), Stdout: &out, Class: ClassAuto, Writable: []string{t.TempDir()},
+			})
+			err := c.Run()
+			code, _, ok := Status(err)
+			if tc.want == "" && (!ok || code != 3) {
+				t.Errorf("%s: %v", tc.script, err)
+			}
+			if tc.want != "" && (err != nil || strings.TrimSpace(out.String()) != tc.want) {
+				t.Errorf("%s: %v %q", tc.script, err, out.String())
+			}
+		}
+	})
+}
+
+// An init that dies (nothing a command can do: the probe table's
+// signal-init row) fails the commands in it, promptly, and the run's next
+// command gets a new one.
+func TestInitGoneFailsOnlyItsCommands(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		c := startSleep(t, sb, ClassAuto, dir)
+		initPid, _ := parentOf(t, c.Pid())
+		if err := syscall.Kill(initPid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, errInitGone) {
+				t.Errorf("a command whose init died: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("a command whose init died was never given up on")
+		}
+		if out, err := runIn(t, sb, ClassAuto, dir, "echo again"); err != nil || strings.TrimSpace(out) != "again" {
+			t.Errorf("the next command: %v %q", err, out)
+		}
+	})
+}
+
+// When the per-run sandbox cannot start, each command gets a sandbox of its
+// own, and the run is told why once.
+func TestPerRunFallbackSaysWhyOnce(t *testing.T) {
+	sb, err := New(Auto, t.TempDir())
+	if err != nil || sb.perRun.off {
+		t.Skip("no per-run sandbox here")
+	}
+	t.Cleanup(sb.Close)
+	saved := startInitHook
+	startInitHook = func(*Sandbox, view) (*runInit, error) { return nil, errors.New("refused by the test") }
+	defer func() { startInitHook = saved }()
+	var told []string
+	sb.Notify = func(msg string) { told = append(told, msg) }
+	dir := t.TempDir()
+	for i := range 3 {
+		out, err := runIn(t, sb, Class(i%2), dir, "echo ran")
+		if err != nil || strings.TrimSpace(out) != "ran" {
+			t.Fatalf("command %d: %v %q", i, err, out)
+		}
+	}
+	if len(told) != 1 || !strings.Contains(told[0], "refused by the test") || !strings.Contains(told[0], "a sandbox of its own") {
+		t.Errorf("told %q", told)
+	}
+}
+
+// A command sees no descriptor but its three: not the socket to hitl, not
+// hitl's executable.
+func TestCommandHoldsOnlyItsStdio(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		out, err := runIn(t, sb, ClassApproved, t.TempDir(), `for f in /proc/self/fd/*; do echo "${f##*/} $(readlink $f)"; done`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			fd, target, _ := strings.Cut(line, " ")
+			// (A descriptor the shell's own glob held is gone by the
+			// time readlink looks: no target.)
+			if n, _ := strconv.Atoi(fd); n > 2 && target != "" && !strings.HasPrefix(target, "/proc/") {
+				t.Errorf("the command holds fd %s (%s)", fd, target)
+			}
+		}
+	})
+}
