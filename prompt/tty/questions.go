@@ -234,7 +234,7 @@ func (s *session) text(q prompt.Question, tags []string, optional bool) (prompt.
 	}
 	var p survey.Prompt = &survey.Input{Message: msg, Default: shownDef}
 	if q.Secret {
-		p = &survey.Password{Message: msg}
+		p = &secretPrompt{Message: msg}
 	}
 	v, err := s.run(p, validate, summaryMessage(q))
 	if err != nil {
