@@ -50,6 +50,18 @@ func TestAnsweredQuestionLeavesOnlyItsSummary(t *testing.T) {
 			summary: "How many? (dismissed)",
 		},
 		{
+			name:    "yes/no refused once",
+			q:       prompt.Question{Kind: prompt.KindConfirm, Message: "Sure?"},
+			keys:    [][]string{{"maybe"}, {"\x7f\x7f\x7f\x7f\x7f", "y"}},
+			summary: "Sure? Yes",
+		},
+		{
+			name:    "yes/no refused, then dismissed",
+			q:       prompt.Question{Kind: prompt.KindConfirm, Message: "Sure?"},
+			keys:    [][]string{{"maybe"}, {ptytest.KeyEsc}},
+			summary: "Sure? (dismissed)",
+		},
+		{
 			name:    "secret",
 			q:       prompt.Question{Kind: prompt.KindText, Secret: true, Message: "API token?"},
 			keys:    [][]string{{"hunter2"}},

@@ -204,7 +204,7 @@ func (s *session) collapse(spy *configSpy, summary string, why error) {
 	}
 	interrupted := errors.Is(why, errDismissed) || errors.Is(why, prompt.ErrInterrupted)
 	switch p.(type) {
-	case *survey.Input, *survey.Confirm, *secretPrompt:
+	case *survey.Input, *yesNoPrompt, *secretPrompt:
 		if interrupted {
 			// survey's line reader went to the next line on the
 			// interrupt: back to the prompt's line.
@@ -220,8 +220,8 @@ func (s *session) collapse(spy *configSpy, summary string, why error) {
 		err = p.Cleanup(cfg, []core.OptionAnswer{{Value: label}})
 	case *survey.Input:
 		err = p.Cleanup(cfg, label)
-	case *survey.Confirm:
-		err = p.Render(survey.ConfirmQuestionTemplate, survey.ConfirmTemplateData{Confirm: *p, Answer: label, Config: cfg})
+	case *yesNoPrompt:
+		err = p.Render(survey.ConfirmQuestionTemplate, survey.ConfirmTemplateData{Confirm: p.Confirm, Answer: label, Config: cfg})
 	case *secretPrompt:
 		err = p.show(cfg, label)
 	}
@@ -239,7 +239,7 @@ func setMessage(p survey.Prompt, msg string) {
 		p.Message = msg
 	case *survey.Input:
 		p.Message = msg
-	case *survey.Confirm:
+	case *yesNoPrompt:
 		p.Message = msg
 	case *secretPrompt:
 		p.Message = msg
