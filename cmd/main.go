@@ -86,7 +86,7 @@ func Main() int {
 	ctx, hard := run.WithHardExit(context.Background())
 	ctx, stop := signalContext(ctx, ios, hard)
 	defer stop()
-	root := NewCmdRoot(ios)
+	root := newCmdRootFor(ios, os.Args[1:])
 	root.SetArgs(os.Args[1:])
 	err := root.ExecuteContext(ctx)
 	if err == nil {

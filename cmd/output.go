@@ -69,6 +69,11 @@ type humanSink struct {
 	// running is the tool call in flight, and since when.
 	running      string
 	runningSince time.Time
+	// asking counts the calls in flight of tools that ask a person, while
+	// the terminal draws questions (!showQuestions); undrawn are their
+	// questions, until answered.
+	asking  int
+	undrawn map[string]*prompt.Question
 }
 
 const maxShown = 300
@@ -93,11 +98,19 @@ func (s *humanSink) Emit(e exec.Event) {
 	case *exec.RunStarted:
 		s.first = e.Agent
 	case *exec.ToolCallEvent:
-		s.progress("%s→ %s %s\n", s.who(e.Agent, e.TaskID), termtext.Line(e.Name), termtext.JSON(shorten(string(e.Arguments), maxShown)))
+		if e.Asks && !s.showQuestions {
+			// The terminal draws the question; its arguments are the
+			// question, so the line only names the tool.
+			s.asking++
+			s.progress("%s→ %s\n", s.who(e.Agent, e.TaskID), termtext.Line(e.Name))
+		} else {
+			s.progress("%s→ %s %s\n", s.who(e.Agent, e.TaskID), termtext.Line(e.Name), termtext.JSON(shorten(string(e.Arguments), maxShown)))
+		}
 		s.running, s.runningSince = termtext.Line(e.Name), time.Now()
 		s.spinTool()
 	case *exec.ToolResultEvent:
 		s.running = ""
+		s.asking = max(s.asking-1, 0)
 		label := ""
 		if e.IsError {
 			label = "error: "
@@ -107,9 +120,23 @@ func (s *humanSink) Emit(e exec.Event) {
 		s.spin.Stop() // the question is drawn now
 		if s.showQuestions {
 			s.question(&e.Question)
+		} else if s.asking > 0 {
+			if s.undrawn == nil {
+				s.undrawn = map[string]*prompt.Question{}
+			}
+			s.undrawn[e.Question.ID] = &e.Question
 		}
 	case *exec.PromptAnswer:
-		if s.showQuestions {
+		q := s.undrawn[e.PromptID]
+		delete(s.undrawn, e.PromptID)
+		switch {
+		case s.showQuestions:
+			s.progress("  answer %s (%s): %s\n", e.PromptID, e.Source, describeAnswer(e))
+		case q != nil && !drawnBy(e.Source):
+			// Answered before the terminal drew it (the answers file,
+			// the session, a hook, an approver): the tool.call line
+			// did not show it, so it is shown here.
+			s.question(q)
 			s.progress("  answer %s (%s): %s\n", e.PromptID, e.Source, describeAnswer(e))
 		}
 		// The call goes on: what it runs starts now, not when it was
@@ -121,6 +148,16 @@ func (s *humanSink) Emit(e exec.Event) {
 	case *exec.ErrorEvent:
 		// errors are printed once by Main
 	}
+}
+
+// drawnBy reports whether an answer of source comes from the terminal's
+// drawing of the question (its answer, or its end unanswered).
+func drawnBy(source prompt.Source) bool {
+	switch source {
+	case prompt.SourceTTY, prompt.SourceTimeout, prompt.SourceEOF, prompt.SourcePolicy, prompt.SourceDefault:
+		return true
+	}
+	return false
 }
 
 // progressFunc returns how tools show progress to a person: a line on

@@ -10,8 +10,47 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// NewCmdRoot builds the hitl command tree.
+// NewCmdRoot builds the hitl command tree, every command in it.
 func NewCmdRoot(ios *IOStreams) *cobra.Command {
+	return newRoot(ios, nil)
+}
+
+// newCmdRootFor builds the tree args need. When args begin with the name of
+// one of hitl's commands (hitl ask …, hitl version), only that command is
+// built: the flags and help of all the others are work every hitl ask of a
+// git hook would pay for at start. Any other args (help, completion, a
+// typo to suggest a command for, a flag first) get the whole tree.
+func newCmdRootFor(ios *IOStreams, args []string) *cobra.Command {
+	if len(args) > 0 {
+		for _, c := range commands {
+			if c.name == args[0] {
+				return newRoot(ios, &c)
+			}
+		}
+	}
+	return NewCmdRoot(ios)
+}
+
+// command is one of hitl's commands, built when needed.
+type command struct {
+	name  string
+	build func(*IOStreams) *cobra.Command
+}
+
+var commands = []command{
+	{"exec", func(ios *IOStreams) *cobra.Command { return NewCmdExec(ios, nil) }},
+	{"ask", func(ios *IOStreams) *cobra.Command { return NewCmdAsk(ios, nil) }},
+	{"mcp", func(ios *IOStreams) *cobra.Command { return NewCmdMcp(ios, nil) }},
+	{"resume", func(ios *IOStreams) *cobra.Command { return NewCmdResume(ios, nil) }},
+	{"validate", func(ios *IOStreams) *cobra.Command { return NewCmdValidate(ios, nil) }},
+	{"sessions", NewCmdSessions},
+	{"receipts", NewCmdReceipts},
+	{"version", NewCmdVersion},
+}
+
+// newRoot is the root command with only's command (nil: every command,
+// the help topics and the completion command).
+func newRoot(ios *IOStreams, only *command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "hitl",
 		Short: "Run an LLM agent from a shell, headless, with a human in the loop",
@@ -33,16 +72,15 @@ agents can run unattended but not unsupervised.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{fmt.Errorf("%w%s\nRun '%s --help' for usage.", err, flagDidYouMean(c, err), c.CommandPath())}
 	})
-	root.AddCommand(
-		NewCmdExec(ios, nil),
-		NewCmdAsk(ios, nil),
-		NewCmdMcp(ios, nil),
-		NewCmdResume(ios, nil),
-		NewCmdValidate(ios, nil),
-		NewCmdSessions(ios),
-		NewCmdReceipts(ios),
-		NewCmdVersion(ios),
-	)
+	if only != nil {
+		root.AddCommand(only.build(ios))
+		// Not "hitl completion": no completion command to build.
+		root.CompletionOptions.DisableDefaultCmd = true
+		return root
+	}
+	for _, c := range commands {
+		root.AddCommand(c.build(ios))
+	}
 	root.AddCommand(newHelpAnswers())
 	root.InitDefaultCompletionCmd()
 	return root

@@ -38,6 +38,10 @@ func runAgent(ctx context.Context, opts *ExecOptions, build func(run.Options) (*
 	if err != nil {
 		return err
 	}
+	if cas != nil && opts.resuming {
+		// A resumed run goes on from the middle of a replayed recording.
+		cas.Seek()
+	}
 	if cas != nil {
 		// Saved on every exit (it is also saved after each exchange).
 		defer func() {

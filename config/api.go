@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -67,7 +68,7 @@ func (l *loader) apiConfig(n *yaml.Node) *APIConfig {
 	return c
 }
 
-var argPlace = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
+var argPlace = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`) })
 
 // checkEndpoint: an http(s) URL with a host; a ${name} (an argument) may
 // stand in the path or the query, never before: an argument must never
@@ -76,7 +77,7 @@ func (l *loader) checkEndpoint(n *yaml.Node, endpoint string) {
 	scheme, rest, ok := strings.Cut(endpoint, "://")
 	host, _, _ := strings.Cut(rest, "/")
 	host, _, _ = strings.Cut(host, "?")
-	u, err := url.Parse(argPlace.ReplaceAllString(endpoint, "x"))
+	u, err := url.Parse(argPlace().ReplaceAllString(endpoint, "x"))
 	switch {
 	case !ok || (scheme != "http" && scheme != "https") || err != nil || u.Host == "":
 		l.errorf(n, "api_config endpoint %q: expected an http(s) URL with a host", endpoint)

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -74,8 +75,10 @@ func (l *loader) commands(a *Agent, n *yaml.Node) {
 }
 
 var (
-	envName = regexp.MustCompile(`^(?:env\.)?([A-Za-z_][A-Za-z0-9_]*)$`)
-	argRef  = regexp.MustCompile(`^args(?:\[\d+\])?$|^args\.join\(\s*(?:"[^"]*"|'[^']*')?\s*\)$`)
+	envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:env\.)?([A-Za-z_][A-Za-z0-9_]*)$`) })
+	argRef  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^args(?:\[\d+\])?$|^args\.join\(\s*(?:"[^"]*"|'[^']*')?\s*\)$`)
+	})
 )
 
 // commandText expands ${VAR} and ${env.VAR} in a command (an unset
@@ -109,12 +112,12 @@ func (l *loader) commandText(n *yaml.Node, s string) (string, []Segment) {
 		ref := s[i : end+1]
 		s = s[end+1:]
 		expr := strings.TrimSpace(ref[2 : len(ref)-1])
-		if argRef.MatchString(expr) {
+		if argRef().MatchString(expr) {
 			b.WriteString(ref)
 			seg.WriteString(ref)
 			continue
 		}
-		m := envName.FindStringSubmatch(expr)
+		m := envName().FindStringSubmatch(expr)
 		if m == nil {
 			call, err := parseCall(expr)
 			if err != nil {
@@ -169,8 +172,10 @@ func closingBrace(s string, from int) int {
 }
 
 var (
-	argPlaceholder = regexp.MustCompile(`\$\{\s*args(?:\[(\d+)\]|\.join\(\s*(?:"([^"]*)"|'([^']*)')?\s*\))?\s*\}|\$([1-9])`)
-	usesArgs       = regexp.MustCompile(`\$\{\s*args[^}]*\}|\$[1-9]`)
+	argPlaceholder = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\$\{\s*args(?:\[(\d+)\]|\.join\(\s*(?:"([^"]*)"|'([^']*)')?\s*\))?\s*\}|\$([1-9])`)
+	})
+	usesArgs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{\s*args[^}]*\}|\$[1-9]`) })
 )
 
 // RenderCommand returns the message a command sends when invoked as
@@ -179,15 +184,15 @@ var (
 // take all of them; with no placeholder REST is appended after a blank line.
 // A placeholder with no word is left empty.
 func RenderCommand(instruction, rest string) string {
-	if !usesArgs.MatchString(instruction) {
+	if !usesArgs().MatchString(instruction) {
 		if strings.TrimSpace(rest) == "" {
 			return instruction
 		}
 		return instruction + "\n\n" + rest
 	}
 	words := splitWords(rest)
-	return argPlaceholder.ReplaceAllStringFunc(instruction, func(ref string) string {
-		m := argPlaceholder.FindStringSubmatch(ref)
+	return argPlaceholder().ReplaceAllStringFunc(instruction, func(ref string) string {
+		m := argPlaceholder().FindStringSubmatch(ref)
 		switch {
 		case m[1] != "":
 			i, _ := strconv.Atoi(m[1])

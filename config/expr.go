@@ -240,13 +240,13 @@ func rest(s string) string {
 func RenderSegments(segs []Segment, rest string) []Segment {
 	uses := false
 	for _, s := range segs {
-		if s.Call == nil && usesArgs.MatchString(s.Text) {
+		if s.Call == nil && usesArgs().MatchString(s.Text) {
 			uses = true
 		}
 	}
 	out := make([]Segment, 0, len(segs)+1)
 	for _, s := range segs {
-		if s.Call == nil && usesArgs.MatchString(s.Text) {
+		if s.Call == nil && usesArgs().MatchString(s.Text) {
 			s.Text = RenderCommand(s.Text, rest)
 		}
 		out = append(out, s)

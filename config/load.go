@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hitl-dev/hitl/internal/yamlsize"
 	"gopkg.in/yaml.v3"
@@ -97,17 +98,17 @@ func (l *loader) errorf(n *yaml.Node, format string, args ...any) {
 	l.errs = append(l.errs, &Error{File: l.file, Pos: p, Msg: fmt.Sprintf(format, args...)})
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 func (l *loader) parse(data []byte) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		line := 1
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		if m := yamlLine().FindStringSubmatch(err.Error()); m != nil {
 			line, _ = strconv.Atoi(m[1])
 		}
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		msg = yamlLine.ReplaceAllString(msg, "")
+		msg = yamlLine().ReplaceAllString(msg, "")
 		msg = strings.TrimPrefix(strings.TrimSpace(msg), ": ")
 		l.errs = append(l.errs, &Error{File: l.file, Pos: Pos{line, 1}, Msg: "not valid YAML: " + msg})
 		return

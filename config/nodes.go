@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hitl-dev/hitl/internal/yamlsize"
@@ -142,12 +143,12 @@ func (l *loader) stringMap(n *yaml.Node, expand bool) map[string]string {
 }
 
 // varRef is ${VAR}, or cagent's ${env.VAR} read the same way.
-var varRef = regexp.MustCompile(`\$\{(?:env\.)?([A-Za-z_][A-Za-z0-9_]*)\}`)
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{(?:env\.)?([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 // expand replaces ${VAR} and ${env.VAR} in s; an unset variable is an error
 // naming it.
 func (l *loader) expand(n *yaml.Node, s string) string {
-	return varRef.ReplaceAllStringFunc(s, func(ref string) string {
+	return varRef().ReplaceAllStringFunc(s, func(ref string) string {
 		name := strings.TrimPrefix(ref[2:len(ref)-1], "env.")
 		v, ok := l.lookup(name)
 		if !ok {

@@ -65,6 +65,9 @@ type ToolCallEvent struct {
 	Server string `json:"server,omitempty"`
 	Agent  string `json:"agent,omitempty"`
 	TaskID string `json:"task_id,omitempty"`
+	// Asks is set when the tool asks a person (Asking): its arguments
+	// are the question. Not part of the JSON event.
+	Asks bool `json:"-"`
 }
 
 type ToolResultEvent struct {

@@ -241,7 +241,7 @@ func (r *Runner) Invoke(ctx context.Context, call ToolCall) (Result, error) {
 	if r.Hooks != nil {
 		call, blocked = r.Hooks.Before(r.withAgent(ctx), call)
 	}
-	r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Server: r.server(call.Name, offered), Agent: r.Agent, TaskID: r.TaskID}, "tool.call")
+	r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Server: r.server(call.Name, offered), Agent: r.Agent, TaskID: r.TaskID, Asks: r.asks(call.Name, offered)}, "tool.call")
 	var res Result
 	if blocked != nil {
 		res = *blocked
@@ -307,7 +307,7 @@ func (r *Runner) runCalls(ctx context.Context, st *State, calls []ToolCall) (Out
 		if len(args) == 0 || !json.Valid(args) {
 			args = json.RawMessage("{}") // the event's arguments field is always an object
 		}
-		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args, Server: r.server(call.Name, offered), Agent: r.Agent, TaskID: r.TaskID}, "tool.call")
+		r.emit(&ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: args, Server: r.server(call.Name, offered), Agent: r.Agent, TaskID: r.TaskID, Asks: r.asks(call.Name, offered)}, "tool.call")
 		if r.Deferral != nil && (call.Name == SearchToolName || call.Name == AddToolName) {
 			// What is active now, this turn's add_tool calls included.
 			r.Deferral.setActive(r.activated(st.Messages))
@@ -496,6 +496,16 @@ func (r *Runner) server(name string, offered map[string]bool) string {
 		return s.Server()
 	}
 	return ""
+}
+
+// asks reports whether name is a tool that asks a person (Asking) and
+// that the turn was offered.
+func (r *Runner) asks(name string, offered map[string]bool) bool {
+	if r.deferred[name] && !offered[name] {
+		return false
+	}
+	a, ok := r.byName[name].(Asking)
+	return ok && a.AsksPerson()
 }
 
 func (r *Runner) append(st *State, m Message) error {

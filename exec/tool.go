@@ -11,6 +11,15 @@ type Tool interface {
 	Call(ctx context.Context, call ToolCall) (Result, error)
 }
 
+// Asking is a tool whose calls ask a person: the question is made of the
+// call's arguments (user_prompt, ask_user, AskUserQuestion). Its tool.call
+// event says so (ToolCallEvent.Asks), so a front end that draws the
+// question need not show the arguments as well.
+type Asking interface {
+	Tool
+	AsksPerson() bool
+}
+
 // Result is what a tool call gives back to the model. An error returned by
 // Tool.Call (rather than a Result with IsError) is not for the model: it stops
 // the run (infrastructure failure, a bad answer line, an unanswered question).

@@ -65,7 +65,7 @@ func Placeholder(n int) string { return fmt.Sprintf("$HITL_SECRET_%d", n) }
 
 // PlaceholderNumber reads "$HITL_SECRET_<n>"; 0 when text is not one.
 func PlaceholderNumber(text string) int {
-	m := placeholder.FindStringSubmatch(text)
+	m := placeholder().FindStringSubmatch(text)
 	if m == nil || m[0] != text {
 		return 0
 	}
@@ -77,7 +77,7 @@ func PlaceholderNumber(text string) int {
 // holds none.
 func MaxPlaceholder(text string) int {
 	n := 0
-	for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
+	for _, m := range placeholder().FindAllStringSubmatch(text, -1) {
 		if k, err := strconv.Atoi(m[1]); err == nil && k > n {
 			n = k
 		}
@@ -88,7 +88,7 @@ func MaxPlaceholder(text string) int {
 // HasPlaceholder reports whether text holds the placeholder of secret
 // number n ($HITL_SECRET_1 is not in $HITL_SECRET_12).
 func HasPlaceholder(text string, n int) bool {
-	for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
+	for _, m := range placeholder().FindAllStringSubmatch(text, -1) {
 		if k, err := strconv.Atoi(m[1]); err == nil && k == n {
 			return true
 		}
@@ -119,15 +119,15 @@ func MentionsSecret(text string) bool {
 	return strings.Contains(strings.ToUpper(text), "HITL_SECRET_")
 }
 
-var placeholder = regexp.MustCompile(`\$\{?HITL_SECRET_([0-9]+)\}?`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{?HITL_SECRET_([0-9]+)\}?`) })
 
 // Expand replaces placeholders ($HITL_SECRET_1 or ${HITL_SECRET_1}) in text
 // with their values, for remote tool arguments. Unknown placeholders stay.
 func (s *Secrets) Expand(text string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return placeholder.ReplaceAllStringFunc(text, func(m string) string {
-		n, _ := strconv.Atoi(placeholder.FindStringSubmatch(m)[1])
+	return placeholder().ReplaceAllStringFunc(text, func(m string) string {
+		n, _ := strconv.Atoi(placeholder().FindStringSubmatch(m)[1])
 		if v, ok := s.values[n]; ok {
 			return v
 		}

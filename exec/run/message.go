@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -16,7 +17,7 @@ import (
 	"github.com/hitl-dev/hitl/exec"
 )
 
-var commandRef = regexp.MustCompile(`(?s)^/([A-Za-z0-9_.-]+)(?:\s+(.*))?$`)
+var commandRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^/([A-Za-z0-9_.-]+)(?:\s+(.*))?$`) })
 
 // FirstMessage is the first user turn of a run of a given msg (the
 // command line's words, or a --message-file's text): /NAME runs the
@@ -24,7 +25,7 @@ var commandRef = regexp.MustCompile(`(?s)^/([A-Za-z0-9_.-]+)(?:\s+(.*))?$`)
 // arguments (config.RenderCommand: $1, ${args[0]}, ${args}), and an empty message is
 // exec.DefaultMessage.
 func FirstMessage(a *config.Agent, msg string) (string, error) {
-	if m := commandRef.FindStringSubmatch(strings.TrimSpace(msg)); m != nil && len(a.Commands) > 0 {
+	if m := commandRef().FindStringSubmatch(strings.TrimSpace(msg)); m != nil && len(a.Commands) > 0 {
 		text, ok := a.Commands[m[1]]
 		if !ok {
 			names := make([]string, 0, len(a.Commands))
@@ -48,7 +49,7 @@ func FirstMessage(a *config.Agent, msg string) (string, error) {
 // CommandCalls is the command msg runs, cut at its tool calls
 // (config.RenderSegments), or nil when it runs none.
 func CommandCalls(a *config.Agent, msg string) []config.Segment {
-	m := commandRef.FindStringSubmatch(strings.TrimSpace(msg))
+	m := commandRef().FindStringSubmatch(strings.TrimSpace(msg))
 	if m == nil || len(a.CommandSegments[m[1]]) == 0 {
 		return nil
 	}

@@ -41,3 +41,10 @@ func (t *tooned) Server() string {
 	}
 	return ""
 }
+
+// AsksPerson is the inner tool's (exec.Asking): TOON changes the result,
+// not the question.
+func (t *tooned) AsksPerson() bool {
+	a, ok := t.Tool.(exec.Asking)
+	return ok && a.AsksPerson()
+}

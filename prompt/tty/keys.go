@@ -192,14 +192,14 @@ func (s *keySource) next(ctx context.Context, drawn, open time.Time) ([]byte, er
 
 // cursorReply is a terminal's answer to ESC[6n (where is the cursor),
 // which survey's Input, Confirm and Password wait for.
-var cursorReply = regexp.MustCompile(`\x1b\[\d+;\d+R`)
+var cursorReply = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[\d+;\d+R`) })
 
 // keepReplies returns the cursor position replies in data (and Ctrl-C with
 // interrupts), dropping every key.
 func keepReplies(data []byte, interrupts bool) []byte {
 	var out []byte
 	last := 0
-	for _, m := range cursorReply.FindAllIndex(data, -1) {
+	for _, m := range cursorReply().FindAllIndex(data, -1) {
 		if interrupts {
 			out = appendInterrupts(out, data[last:m[0]])
 		}
@@ -307,7 +307,7 @@ func readEnd(pending []byte) int {
 // the keys around them are looked at on their own: on a busy machine an Esc
 // pressed just after a prompt was drawn is read together with the answer.
 func (r *keyReader) translate(data []byte) []byte {
-	replies := cursorReply.FindAllIndex(data, -1)
+	replies := cursorReply().FindAllIndex(data, -1)
 	if len(replies) == 0 {
 		return r.translateKeys(data)
 	}

@@ -169,26 +169,29 @@ func (s *session) confirm(q prompt.Question, tags []string) (prompt.Answer, erro
 		return check(q, *no)
 	}
 	msg := s.message(q, 2, tags...)
-	c := &survey.Confirm{Message: msg}
+	c := &yesNoPrompt{survey.Confirm{Message: msg}}
 	if q.PreselectDefault() {
 		// A consent confirmation starts on no, the refusal, unless its
 		// default is hitl's or the invoking person's (hitl ask --default).
 		_ = json.Unmarshal(q.Default, &c.Default)
 	}
-	answer := func(v any) prompt.Answer {
-		b, _ := v.(bool)
+	answer := func(v any) (prompt.Answer, error) {
+		b, err := c.parse(v)
+		if err != nil {
+			return prompt.Answer{}, err
+		}
 		content, _ := json.Marshal(b)
-		return prompt.Answer{Action: prompt.Accept, Content: content}
+		return check(q, prompt.Answer{Action: prompt.Accept, Content: content})
 	}
 	validate := func(v any) error {
-		_, err := check(q, answer(v))
+		_, err := answer(v)
 		return err
 	}
 	v, err := s.run(c, validate, summaryMessage(q))
 	if err != nil {
 		return prompt.Answer{}, err
 	}
-	return check(q, answer(v))
+	return answer(v)
 }
 
 // text asks for typed text: a string, a number, or JSON, as the schema
@@ -234,7 +237,7 @@ func (s *session) text(q prompt.Question, tags []string, optional bool) (prompt.
 	}
 	var p survey.Prompt = &survey.Input{Message: msg, Default: shownDef}
 	if q.Secret {
-		p = &survey.Password{Message: msg}
+		p = &secretPrompt{Message: msg}
 	}
 	v, err := s.run(p, validate, summaryMessage(q))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/AlecAivazis/survey/v2"
@@ -145,7 +146,7 @@ func (s *session) run(p survey.Prompt, validate func(any) error, summary string)
 			}
 			v, err = nil, s.mapErr(s.in.failed)
 			if spy.config != nil {
-				s.collapse(p, spy.config, summary, err)
+				s.collapse(spy, summary, err)
 			}
 		}
 	}()
@@ -163,7 +164,7 @@ func (s *session) run(p survey.Prompt, validate func(any) error, summary string)
 	if err != nil {
 		err = s.mapErr(err)
 		if spy.config != nil {
-			s.collapse(p, spy.config, summary, err)
+			s.collapse(spy, summary, err)
 		}
 		return nil, err
 	}
@@ -191,7 +192,9 @@ func (s *session) mapErr(err error) error {
 
 // collapse redraws a prompt that ended without an answer as its summary
 // line saying why, as survey does for an answer.
-func (s *session) collapse(p survey.Prompt, cfg *survey.PromptConfig, summary string, why error) {
+func (s *session) collapse(spy *configSpy, summary string, why error) {
+	p, cfg := spy.inner, spy.config
+	spy.forgetRefusal()
 	label := "(no answer)"
 	switch {
 	case errors.Is(why, errDismissed):
@@ -201,18 +204,12 @@ func (s *session) collapse(p survey.Prompt, cfg *survey.PromptConfig, summary st
 	}
 	interrupted := errors.Is(why, errDismissed) || errors.Is(why, prompt.ErrInterrupted)
 	switch p.(type) {
-	case *survey.Input, *survey.Confirm:
+	case *survey.Input, *yesNoPrompt, *secretPrompt:
 		if interrupted {
 			// survey's line reader went to the next line on the
 			// interrupt: back to the prompt's line.
 			fmt.Fprint(s.out, "\x1b[1A")
 		}
-	case *survey.Password:
-		if !interrupted {
-			fmt.Fprint(s.out, "\r\n")
-		}
-		fmt.Fprintf(s.out, "  %s\r\n", label)
-		return
 	}
 	setMessage(p, summary)
 	var err error
@@ -223,8 +220,10 @@ func (s *session) collapse(p survey.Prompt, cfg *survey.PromptConfig, summary st
 		err = p.Cleanup(cfg, []core.OptionAnswer{{Value: label}})
 	case *survey.Input:
 		err = p.Cleanup(cfg, label)
-	case *survey.Confirm:
-		err = p.Render(survey.ConfirmQuestionTemplate, survey.ConfirmTemplateData{Confirm: *p, Answer: label, Config: cfg})
+	case *yesNoPrompt:
+		err = p.Render(survey.ConfirmQuestionTemplate, survey.ConfirmTemplateData{Confirm: p.Confirm, Answer: label, Config: cfg})
+	case *secretPrompt:
+		err = p.show(cfg, label)
 	}
 	if err != nil {
 		fmt.Fprintf(s.out, "\r\n  %s\r\n", label)
@@ -240,18 +239,24 @@ func setMessage(p survey.Prompt, msg string) {
 		p.Message = msg
 	case *survey.Input:
 		p.Message = msg
-	case *survey.Confirm:
+	case *yesNoPrompt:
 		p.Message = msg
-	case *survey.Password:
+	case *secretPrompt:
 		p.Message = msg
 	}
 }
 
 // configSpy passes a prompt to survey and keeps the configuration survey
-// asks it with, to draw the prompt's summary line when it ends early.
+// asks it with, to draw the prompt's summary line when it ends early. It
+// also takes down the line survey draws above a prompt for a refused answer
+// ("Sorry, your reply was invalid: …") once the prompt ends: survey leaves
+// it on the screen above the answered question.
 type configSpy struct {
 	inner  survey.Prompt
 	config *survey.PromptConfig
+	// refusal is the refusal line survey drew last, as survey counts its
+	// rows; "" when none is on the screen.
+	refusal string
 }
 
 func (p *configSpy) Prompt(cfg *survey.PromptConfig) (any, error) {
@@ -259,9 +264,35 @@ func (p *configSpy) Prompt(cfg *survey.PromptConfig) (any, error) {
 	return p.inner.Prompt(cfg)
 }
 
-func (p *configSpy) Cleanup(cfg *survey.PromptConfig, v any) error { return p.inner.Cleanup(cfg, v) }
+func (p *configSpy) Cleanup(cfg *survey.PromptConfig, v any) error {
+	p.forgetRefusal()
+	return p.inner.Cleanup(cfg, v)
+}
+
 func (p *configSpy) Error(cfg *survey.PromptConfig, err error) error {
-	return p.inner.Error(cfg, err)
+	if err := p.inner.Error(cfg, err); err != nil {
+		return err
+	}
+	// survey draws the refusal right above the prompt it draws next and
+	// never takes it down (a later refusal replaces it).
+	_, layout, terr := core.RunTemplate(survey.ErrorTemplate, &survey.ErrorTemplateData{Error: err, Icon: cfg.Icons.Error})
+	if terr == nil {
+		p.refusal = strings.TrimSuffix(layout, "\n")
+	}
+	return nil
+}
+
+// forgetRefusal makes the refusal line part of what the prompt's next
+// drawing replaces: survey's renderer takes down as many rows above the
+// cursor as its drawn text holds, and the refusal's rows are right above
+// the prompt's.
+func (p *configSpy) forgetRefusal() {
+	r, ok := p.inner.(interface{ AppendRenderedText(string) })
+	if p.refusal == "" || !ok {
+		return
+	}
+	r.AppendRenderedText("\n" + p.refusal)
+	p.refusal = ""
 }
 
 func (p *configSpy) WithStdio(stdio terminal.Stdio) {

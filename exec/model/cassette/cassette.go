@@ -18,6 +18,12 @@
 // one, fails with a *MissError ("the cassette has no turn N"). Providers turn
 // their SDK retries off when replaying, so turn N is request N.
 //
+// Resuming a replayed run (hitl resume --replay FILE): the run goes on from
+// the middle of the recording. Seek makes the first request find its turn
+// (the first exchange whose request is that one: the conversation so far
+// is the recorded one); the turns before it are passed over, and from there
+// on requests are matched in order again.
+//
 // Bounds: a response larger than MaxResponse is not recorded (go-vcr reads
 // each response whole to record it; the request fails with a
 // *provider.TooLargeError), and a cassette file larger than MaxFile is not
@@ -80,9 +86,15 @@ type MissError struct {
 	Turn    int  // 1-based: the Nth request of the run
 	Have    int  // exchanges in the cassette
 	Differs bool // the Nth exchange exists but its request is different
+	// Resumed: the request of a resumed run (Seek) is none of the
+	// recorded ones, so no turn is the Nth.
+	Resumed bool
 }
 
 func (e *MissError) Error() string {
+	if e.Resumed {
+		return fmt.Sprintf("the cassette has no turn for the resumed run's request: none of its %d recorded requests is this one (the agent, its tools, the model settings or the conversation changed)", e.Have)
+	}
 	if e.Differs {
 		return fmt.Sprintf("the cassette has no turn %d: the request differs from the recorded one (the agent, its tools, the model settings or the conversation changed)", e.Turn)
 	}
@@ -99,6 +111,8 @@ type Cassette struct {
 	mu       sync.Mutex
 	n        int  // requests seen
 	differs  bool // the last miss was a mismatch, not the end
+	seeking  bool // Seek: the next request may match any later turn
+	skipped  int  // turns passed over by Seek
 	saveErr  error
 	closed   bool
 	client   *http.Client
@@ -194,6 +208,15 @@ func (c *Cassette) Now() time.Time { return c.now }
 // Client is an *http.Client sending through c, shared by every turn.
 func (c *Cassette) Client() *http.Client { return c.client }
 
+// Seek makes the next request find its turn anywhere in a replayed
+// cassette, passing over the turns before it (a resumed run goes on from
+// the middle of the recording). It does nothing when recording.
+func (c *Cassette) Seek() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seeking = c.mode == ModeReplay
+}
+
 // Turns is the number of requests that went through c so far.
 func (c *Cassette) Turns() int {
 	c.mu.Lock()
@@ -216,7 +239,7 @@ func (c *Cassette) RoundTrip(req *http.Request) (*http.Response, error) {
 			if req.Body != nil {
 				req.Body.Close()
 			}
-			miss := &MissError{Turn: c.n, Have: c.have, Differs: c.differs}
+			miss := &MissError{Turn: c.skipped + c.n, Have: c.have, Differs: c.differs, Resumed: c.seeking}
 			// A request that found nothing is not a turn: a fallback model
 			// asked next may find this one (a failed turn was not recorded).
 			c.n--
@@ -276,20 +299,38 @@ func (c *Cassette) Close() error {
 	return c.saveErr
 }
 
-// matcher matches a request with the next unplayed exchange only (go-vcr
-// offers the unplayed exchanges in order; any but the first is refused), on
-// method, path and body.
+// matcher matches a request with the next unplayed exchange only, on
+// method, path and body. go-vcr offers a request the unplayed exchanges in
+// order: the turns Seek passed over come first and are refused, then the
+// next one is compared and any after it refused. While seeking, every
+// exchange is compared until one matches; those before it are passed over.
+// It runs under c.mu (RoundTrip).
 func (c *Cassette) matcher() recorder.MatcherFunc {
-	var last *http.Request
+	var (
+		last    *http.Request
+		offered int  // exchanges offered to last so far
+		decided bool // last was compared with its exchange
+	)
 	return func(r *http.Request, i vcr.Request) bool {
-		if r == last {
+		if r != last {
+			last, offered, decided = r, 0, false
+		}
+		offered++
+		if decided || offered <= c.skipped {
 			return false
 		}
-		last = r
 		ok := Match(r, i)
 		if !ok {
 			c.differs = true
 		}
+		if c.seeking {
+			if ok {
+				c.seeking, c.differs = false, false
+				c.skipped = offered - 1
+			}
+			return ok
+		}
+		decided = true
 		return ok
 	}
 }

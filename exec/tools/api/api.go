@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
@@ -42,7 +43,7 @@ const (
 	MaxBytes = 1 << 20
 )
 
-var placeholder = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 // Tool is the toolset's one tool.
 type Tool struct {
@@ -105,7 +106,7 @@ func (t *Tool) request(args json.RawMessage) (Request, error) {
 	var missing []string
 	var b strings.Builder
 	last := 0
-	for _, m := range placeholder.FindAllStringSubmatchIndex(r.URL, -1) {
+	for _, m := range placeholder().FindAllStringSubmatchIndex(r.URL, -1) {
 		b.WriteString(r.URL[last:m[0]])
 		name := r.URL[m[2]:m[3]]
 		v, ok := params[name]

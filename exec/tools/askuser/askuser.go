@@ -48,6 +48,9 @@ const parameters = `{"type":"object","properties":{
 "custom":{"type":"boolean","description":"Let the user type their own answer besides the options. Defaults to true."}},
 "required":["question"]}`
 
+// AsksPerson: a call's arguments are the question (exec.Asking).
+func (t *Tool) AsksPerson() bool { return true }
+
 func (t *Tool) Spec() exec.ToolSpec {
 	return exec.ToolSpec{
 		Name: t.name,

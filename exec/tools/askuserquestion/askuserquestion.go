@@ -56,6 +56,9 @@ const parameters = `{"type":"object","properties":{
  "required":["question","header","options"]}}},
 "required":["questions"]}`
 
+// AsksPerson: a call's arguments are the question (exec.Asking).
+func (t *Tool) AsksPerson() bool { return true }
+
 func (t *Tool) Spec() exec.ToolSpec {
 	return exec.ToolSpec{
 		Name: t.name,

@@ -74,6 +74,9 @@ const confirmationParameters = `{"type":"object","properties":{
 "target_tool":{"type":"string","description":"Name of the tool that will be called if approved (informational)."}},
 "required":["question"]}`
 
+// AsksPerson: a call's arguments are the question (exec.Asking).
+func (t *Confirmation) AsksPerson() bool { return true }
+
 func (t *Confirmation) Spec() exec.ToolSpec {
 	return exec.ToolSpec{
 		Name: "ask_confirmation",
@@ -184,6 +187,9 @@ const questionParameters = `{"type":"object","properties":{
  "description":{"type":"string","description":"Clarifying text below the label."}},
  "required":["id","label"]}}},
 "required":["question"]}`
+
+// AsksPerson: a call's arguments are the question (exec.Asking).
+func (t *Question) AsksPerson() bool { return true }
 
 func (t *Question) Spec() exec.ToolSpec {
 	return exec.ToolSpec{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
@@ -57,7 +58,7 @@ func fuse(res config.RAGResults, byType []string, lists [][]hit) ([]hit, error) 
 	return out, nil
 }
 
-var firstObject = regexp.MustCompile(`(?s)\{.*\}`)
+var firstObject = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)\{.*\}`) })
 
 // rerank asks m to score each of the first topK hits for query (0 to 1,
 // JSON {"scores":[…]}), drops those under threshold, and sorts again;
@@ -91,7 +92,7 @@ func rerank(ctx context.Context, m exec.Model, rr *config.RAGRerank, query strin
 	var got struct {
 		Scores []float64 `json:"scores"`
 	}
-	text := firstObject.FindString(turn.Message.Text)
+	text := firstObject().FindString(turn.Message.Text)
 	if json.Unmarshal([]byte(text), &got) != nil || len(got.Scores) != n {
 		warn(fmt.Sprintf("reranking: the model did not answer %d scores, the results keep their order", n))
 		return hits

@@ -26,6 +26,9 @@ func New(name string, asker prompt.Questioner) *Tool {
 	return &Tool{name: name, asker: asker}
 }
 
+// AsksPerson: a call's arguments are the question (exec.Asking).
+func (t *Tool) AsksPerson() bool { return true }
+
 func (t *Tool) Spec() exec.ToolSpec {
 	return exec.ToolSpec{
 		Name: t.name,
