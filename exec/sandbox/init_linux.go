@@ -68,6 +68,7 @@ type sbInit struct {
 	v      view
 	scope  int               // a ruleset that scopes signals only: each command's domain
 	filter []unix.SockFilter // the seccomp filter, nil for none
+	holder *os.File          // the holder program (holderFile), nil for a fork of the init
 	keep   []int             // the capabilities a command keeps (as root)
 	sendMu sync.Mutex        // one message at a time on fd
 }
@@ -90,6 +91,9 @@ func newInit(cfgJSON string) (*sbInit, error) {
 		return nil, fmt.Errorf("cannot make the scoping ruleset: %w", err)
 	}
 	in.scope = fd
+	if in.holder, err = holderFile(); err != nil {
+		return nil, fmt.Errorf("cannot write the holder program: %w", err)
+	}
 	p := v.policy()
 	if in.filter, err = socketFilter(p.unixSockets, v.Network, p.namespaces); err != nil {
 		return nil, fmt.Errorf("cannot build the socket filter: %w", err)
@@ -123,7 +127,13 @@ func (in *sbInit) send(r reply, fds []int) error {
 // serve starts each request's command until hitl closes the socket (or
 // it fails). The init then exits, and its PID namespace ends with it: every
 // command's namespace with it.
+//
+// A command is started by a worker: a thread confined for it alone, with
+// the first process of its PID namespace already there. One worker is kept
+// ready ahead of the next request, so that a command waits only for its own
+// fork and exec.
 func (in *sbInit) serve() {
+	spare := in.newWorker()
 	for {
 		var req request
 		files, err := recvMsg(in.fd, &req)
@@ -135,18 +145,46 @@ func (in *sbInit) serve() {
 			_ = in.send(reply{ID: req.ID, Error: "a command needs three descriptors"}, nil)
 			continue
 		}
-		go in.run(req, files)
+		spare <- job{req, files}
+		spare = in.newWorker()
 	}
 }
 
-// run starts req's command from a thread confined for it alone, says so
-// with its pidfd, waits for it, ends its PID namespace (all it left) and
-// says how it ended. The thread is never given back: a goroutine that ends
-// locked ends its thread. Nothing in the command's namespace can name it.
-func (in *sbInit) run(req request, files []*os.File) {
+// job is a command for a worker.
+type job struct {
+	req   request
+	files []*os.File
+}
+
+// newWorker starts a worker, which gets ready and waits for its one job.
+func (in *sbInit) newWorker() chan<- job {
+	jobs := make(chan job, 1)
+	go in.work(jobs)
+	return jobs
+}
+
+// work confines its thread for a command (prepare), then starts the job's
+// command, says so with its pidfd, waits for it, ends its PID namespace
+// (all it left) and says how it ended. The thread is never given back: a
+// goroutine that ends locked ends its thread. Nothing in the command's
+// namespace can name it.
+func (in *sbInit) work(jobs <-chan job) {
 	runtime.LockOSThread()
-	pid, holder, err := in.start(req, files)
-	closeAll(files)
+	holder, perr := in.prepare()
+	j, ok := <-jobs
+	if !ok {
+		return
+	}
+	req := j.req
+	var pid int
+	err := perr
+	if err == nil {
+		pid, err = in.start(req, j.files)
+		if err != nil {
+			endNamespace(holder)
+		}
+	}
+	closeAll(j.files)
 	if err != nil {
 		r := reply{ID: req.ID, Error: err.Error()}
 		var errno syscall.Errno
@@ -190,53 +228,71 @@ func waitPid(pid int) syscall.WaitStatus {
 	return ws
 }
 
-// start confines this thread for the command and starts it in a new
-// session, as the second process of a PID namespace of its own, whose
-// first is a holder (forkHolder): when the command ends, the init kills
-// the holder and the kernel everything the command left (setsid or not).
-// What the thread holds, the holder and the command inherit. It returns
-// the command's pid and the holder's.
-func (in *sbInit) start(req request, files []*os.File) (pid, holder int, err error) {
+// prepare confines this thread for a command: no_new_privs, a new PID
+// namespace for its children whose first process is a holder (startHolder:
+// when the command ends, the init kills the holder, and the kernel
+// everything the command left, setsid or not), the capabilities of the
+// class, the seccomp filter, and a Landlock domain of its own. What the
+// thread holds, the holder and the command inherit. It returns the
+// holder's pid.
+func (in *sbInit) prepare() (holder int, err error) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return 0, 0, fmt.Errorf("no_new_privs: %w", err)
+		return 0, fmt.Errorf("no_new_privs: %w", err)
 	}
 	// This thread's children start in a new PID namespace.
 	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
-		return 0, 0, fmt.Errorf("a PID namespace: %w", err)
+		return 0, fmt.Errorf("a PID namespace: %w", err)
 	}
 	if err := threadCaps(in.keep); err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	if in.filter != nil {
 		if err := installFilter(in.filter, 0); err != nil {
-			return 0, 0, fmt.Errorf("the socket filter: %w", err)
+			return 0, fmt.Errorf("the socket filter: %w", err)
 		}
 	}
 	if err := ll.LandlockRestrictSelf(in.scope, 0); err != nil {
-		return 0, 0, fmt.Errorf("the Landlock domain: %w", err)
+		return 0, fmt.Errorf("the Landlock domain: %w", err)
 	}
-	// The holder runs no Go: every signal stays blocked in it.
+	holder, err = in.startHolder()
+	if err != nil {
+		return 0, fmt.Errorf("the PID namespace's first process: %w", err)
+	}
+	return holder, nil
+}
+
+// start starts the command, from the prepared thread, in a new session:
+// the second process of the thread's PID namespace.
+func (in *sbInit) start(req request, files []*os.File) (pid int, err error) {
+	fds := []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()}
+	// No parent-death signal: the PID namespace ends with its holder,
+	// which dies with this thread or the init.
+	return syscall.ForkExec(req.Prog, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: fds, Sys: &syscall.SysProcAttr{Setsid: true}})
+}
+
+// startHolder starts the first process of the PID namespace this thread's
+// children start in: the holder program, or a fork of the init where there
+// is none. It dies with this thread (its parent-death signal), which lives
+// as long as the command.
+func (in *sbInit) startHolder() (int, error) {
+	if in.holder != nil {
+		return syscall.ForkExec(fmt.Sprintf("/proc/self/fd/%d", in.holder.Fd()), []string{"hitl-pidns"},
+			&syscall.ProcAttr{Files: []uintptr{}, Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}})
+	}
+	// The fork runs no Go: every signal stays blocked in it.
 	var all, old unix.Sigset_t
 	for i := range all.Val {
 		all.Val[i] = ^uint64(0)
 	}
 	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old); err != nil {
-		return 0, 0, fmt.Errorf("signal mask: %w", err)
+		return 0, fmt.Errorf("signal mask: %w", err)
 	}
-	holder, errno := forkHolder()
+	pid, errno := forkHolder()
 	_ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	if errno != 0 {
-		return 0, 0, fmt.Errorf("the PID namespace's first process: %w", errno)
+		return 0, errno
 	}
-	fds := []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()}
-	// No parent-death signal: it would follow this thread, which ends
-	// now; the command's PID namespace ends with the init's.
-	pid, err = syscall.ForkExec(req.Prog, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: fds, Sys: &syscall.SysProcAttr{Setsid: true}})
-	if err != nil {
-		endNamespace(holder)
-		return 0, 0, err
-	}
-	return pid, holder, nil
+	return pid, nil
 }
 
 // holderName is the holder's name (comm), NUL-terminated.
