@@ -123,6 +123,20 @@ func (c *Checker) WithNetwork(texts []string) error {
 	return nil
 }
 
+// Allows reports whether an allow rule can apply to tool: it may run
+// something unasked.
+func (c *Checker) Allows(tool string) bool {
+	if c == nil {
+		return false
+	}
+	for _, r := range c.allow {
+		if r.tool.MatchString(tool) {
+			return true
+		}
+	}
+	return false
+}
+
 // Gates reports whether an ask or deny rule can apply to tool: such a tool
 // must go through Tool before it runs.
 func (c *Checker) Gates(tool string) bool {

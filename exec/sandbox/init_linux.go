@@ -55,10 +55,18 @@ func initMain(fdArg, cfgJSON string) int {
 		return 126
 	}
 	in.fd = fd
+	// The first worker is made before the init says it is ready: that
+	// it can be (a PID namespace, the holder, the domain) is what
+	// ready means.
+	first := in.newWorker()
+	if err := <-first.prepared; err != nil {
+		_ = in.send(reply{Error: "cannot prepare a command's sandbox: " + err.Error()}, nil)
+		return 126
+	}
 	if err := in.send(reply{Ready: true}, nil); err != nil {
 		return 126
 	}
-	in.serve()
+	in.serve(first)
 	return 0
 }
 
@@ -101,21 +109,7 @@ func newInit(cfgJSON string) (*sbInit, error) {
 	if p.writeAll {
 		in.keep = seenCaps
 	}
-	// Each command is the first process of a PID namespace of its own:
-	// what it starts ends with it, and it cannot name the init, another
-	// command, or the thread that started it (which ends at once).
-	if !initPidNS() {
-		return nil, errors.New("a command cannot start in a PID namespace of its own here")
-	}
 	return in, nil
-}
-
-// initPidNS says whether this process may start a child in a new PID
-// namespace (it holds CAP_SYS_ADMIN in its user namespace).
-func initPidNS() bool {
-	attr := &syscall.SysProcAttr{Setsid: true, Cloneflags: syscall.CLONE_NEWPID}
-	_, err := syscall.ForkExec("/nonexistent/hitl-pidns-probe", []string{"probe"}, &syscall.ProcAttr{Sys: attr})
-	return errors.Is(err, syscall.ENOENT)
 }
 
 func (in *sbInit) send(r reply, fds []int) error {
@@ -132,8 +126,7 @@ func (in *sbInit) send(r reply, fds []int) error {
 // the first process of its PID namespace already there. One worker is kept
 // ready ahead of the next request, so that a command waits only for its own
 // fork and exec.
-func (in *sbInit) serve() {
-	spare := in.newWorker()
+func (in *sbInit) serve(spare worker) {
 	for {
 		var req request
 		files, err := recvMsg(in.fd, &req)
@@ -145,7 +138,7 @@ func (in *sbInit) serve() {
 			_ = in.send(reply{ID: req.ID, Error: "a command needs three descriptors"}, nil)
 			continue
 		}
-		spare <- job{req, files}
+		spare.jobs <- job{req, files}
 		spare = in.newWorker()
 	}
 }
@@ -156,11 +149,19 @@ type job struct {
 	files []*os.File
 }
 
+// worker is a worker seen from serve: where its job goes, and whether it
+// could get ready (nil, or why not).
+type worker struct {
+	jobs     chan<- job
+	prepared <-chan error
+}
+
 // newWorker starts a worker, which gets ready and waits for its one job.
-func (in *sbInit) newWorker() chan<- job {
+func (in *sbInit) newWorker() worker {
 	jobs := make(chan job, 1)
-	go in.work(jobs)
-	return jobs
+	prepared := make(chan error, 1)
+	go in.work(jobs, prepared)
+	return worker{jobs, prepared}
 }
 
 // work confines its thread for a command (prepare), then starts the job's
@@ -168,9 +169,10 @@ func (in *sbInit) newWorker() chan<- job {
 // (all it left) and says how it ended. The thread is never given back: a
 // goroutine that ends locked ends its thread. Nothing in the command's
 // namespace can name it.
-func (in *sbInit) work(jobs <-chan job) {
+func (in *sbInit) work(jobs <-chan job, prepared chan<- error) {
 	runtime.LockOSThread()
 	holder, perr := in.prepare()
+	prepared <- perr
 	j, ok := <-jobs
 	if !ok {
 		return

@@ -42,6 +42,9 @@ func perRunWhy(Mechanism, bool) string { return "no per-run sandbox here" }
 
 func (s *Sandbox) initFor(Spec) *runInit { return nil }
 
+// Prepare has nothing to start here.
+func (s *Sandbox) Prepare(Spec) {}
+
 // Close has nothing to end here.
 func (s *Sandbox) Close() {}
 

@@ -82,6 +82,17 @@ func (s *Sandbox) initFor(spec Spec) *runInit {
 	return ri
 }
 
+// Prepare starts, in the background, the run's sandbox that a command of
+// spec would run in, so that the first such command does not wait for it
+// (a run whose allow rules may run commands unasked). Nothing happens where
+// there is no per-run sandbox.
+func (s *Sandbox) Prepare(spec Spec) {
+	if s == nil || s.perRun.off {
+		return
+	}
+	go s.initFor(spec)
+}
+
 // startInitHook starts an init (tests make it fail).
 var startInitHook = (*Sandbox).startInit
 

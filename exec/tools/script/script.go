@@ -407,6 +407,10 @@ func (authorWrote) Recheck(string, []string, map[string]any) error { return nil 
 // (sandbox.ClassScript), never unasked as a checked line.
 func (authorWrote) Network(string, []string, map[string]any) bool { return false }
 
+// Allows is false: no line is run unasked as a checked line (the author's
+// run as written), so there is no sandbox for those to prepare.
+func (authorWrote) Allows(string) bool { return false }
+
 // maskOnly masks output but gives commands no secret variables.
 type maskOnly struct{ s Secrets }
 

@@ -51,6 +51,9 @@ type Checker interface {
 	// Network says whether a permissions.network rule gives a command
 	// run unasked the network.
 	Network(tool string, argv []string, args map[string]any) bool
+	// Allows says whether an allow rule may let the tool run a line
+	// unasked.
+	Allows(tool string) bool
 }
 
 // Secrets are the run's secret answers (prompt.Secrets).
@@ -160,7 +163,23 @@ func New(o Options) *Tool {
 			}
 		}
 	}
+	if o.Sandbox != nil && o.Permissions != nil && o.Permissions.Allows(Name) {
+		t.prepareSandbox()
+	}
 	return t
+}
+
+// prepareSandbox has the run's sandbox for lines run unasked started in
+// the background: the same view as execProgram's (no network).
+func (t *Tool) prepareSandbox() {
+	root, _ := t.writableRoot()
+	tmp, err := t.tempDir()
+	if root == "" || err != nil {
+		return
+	}
+	t.opts.Sandbox.Prepare(sandbox.Spec{
+		Class: sandbox.ClassAuto, Writable: []string{root}, TempDir: tmp, DenyRead: t.opts.DenyRead,
+	})
 }
 
 // writableRoot is where a line run unasked may write (DESIGN §15): the
