@@ -59,3 +59,7 @@ func (rp *remoteProc) wait(time.Duration) error { return nil }
 func (rp *remoteProc) term()                    {}
 func (rp *remoteProc) exited() bool             { return true }
 func (rp *remoteProc) kill()                    {}
+
+func cachedProbe(_ string, probe func() (string, string)) func() (string, string) { return probe }
+
+func forgetBwrapWorks(string) {}

@@ -19,6 +19,7 @@ func policySandbox(t *testing.T, mech, stateDir string) (sb *Sandbox, why string
 	_, bwrapWhy := saved.bwrap()
 	_, landlockWhy := saved.landlock()
 	forcedOff := func() (string, string) { return "", "forced off by the policy table test" }
+	probes.cached = false
 	mode := Auto
 	switch mech {
 	case "bwrap+landlock":

@@ -12,6 +12,7 @@ import (
 func TestNeitherMechanism(t *testing.T) {
 	saved := probes
 	t.Cleanup(func() { probes = saved })
+	probes.cached = false
 	probes.bwrap = func() (string, string) { return "", "bwrap cannot run here (setting up uid map: Permission denied)" }
 	probes.landlock = func() (string, string) { return "", "the kernel has no Landlock" }
 
@@ -66,6 +67,7 @@ func TestParseMode(t *testing.T) {
 func TestLayersAllowRules(t *testing.T) {
 	saved := probes
 	t.Cleanup(func() { probes = saved })
+	probes.cached = false
 	tests := []struct {
 		name      string
 		landlock  string // why Landlock cannot run, "" when it can

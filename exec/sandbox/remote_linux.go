@@ -65,6 +65,10 @@ func (s *Sandbox) initFor(spec Spec) *runInit {
 	}
 	ri, err := startInitHook(s, v)
 	if err != nil {
+		if s.bwrapped() {
+			// bwrap did not run after all: the next run asks it again.
+			forgetBwrapWorks(s.stateDir)
+		}
 		pr.off = true
 		pr.why = "the run's sandbox could not start (" + err.Error() + "): each command gets a sandbox of its own, which costs a few milliseconds more"
 		if s.Notify != nil {

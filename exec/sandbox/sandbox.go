@@ -181,7 +181,11 @@ func New(mode Mode, stateDir string) (*Sandbox, error) {
 		}
 		s.stateDir = abs
 	}
-	c, err := Probe(mode)
+	bwrapProbe := probes.bwrap
+	if probes.cached {
+		bwrapProbe = cachedProbe(s.stateDir, bwrapProbe)
+	}
+	c, err := probeWith(mode, bwrapProbe)
 	if err != nil {
 		return nil, err
 	}
@@ -233,8 +237,12 @@ func joinWhy(a, b string) string {
 	return a + "; " + b
 }
 
-// probes find out what the machine has (tests replace them).
-var probes = struct{ bwrap, landlock func() (string, string) }{probeBwrap, probeLandlock}
+// probes find out what the machine has (tests replace them, and turn
+// cached off: a run trusts the state dir's word that bwrap runs, cachedProbe).
+var probes = struct {
+	bwrap, landlock func() (string, string)
+	cached          bool
+}{probeBwrap, probeLandlock, true}
 
 // Choice is the mechanism a mode gets on this machine.
 type Choice struct {
@@ -248,12 +256,16 @@ type Choice struct {
 // (hitl validate). An error is a mechanism asked for by name that cannot
 // be had.
 func Probe(mode Mode) (Choice, error) {
+	return probeWith(mode, probes.bwrap)
+}
+
+func probeWith(mode Mode, bwrapProbe func() (string, string)) (Choice, error) {
 	if mode == Off {
 		return Choice{Mechanism: MechNone}, nil
 	}
 	var bwrapWhy string
 	if mode == Auto || mode == Bwrap {
-		path, why := probes.bwrap()
+		path, why := bwrapProbe()
 		if why == "" {
 			self, landlockWhy := probes.landlock()
 			if landlockWhy == "" {

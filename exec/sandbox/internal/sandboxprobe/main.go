@@ -109,8 +109,8 @@ var channels = []channel{
 	{"mount", mountTmpfs},
 	{"unshare", unshare},
 	{"setsid-survive", startLinger},
-	{"signal-init", func(o opts) error { return signalAny(findProcs(isInit)) }},
-	{"read-init-fd", func(o opts) error { return readProcFDs(findProcs(isInit)) }},
+	{"signal-init", func(o opts) error { return signalAny(findProcs(o.isInit)) }},
+	{"read-init-fd", func(o opts) error { return readProcFDs(findProcs(o.isInit)) }},
 	{"signal-sibling", func(o opts) error { return signalAny(findProcs(isSibling)) }},
 }
 
@@ -126,10 +126,12 @@ const holderName = "hitl-pidns"
 // the same class.
 const siblingName = "hitl-probe-sibling"
 
-// isInit: the init's command line, which the first process of each
-// command's PID namespace shares (a fork of the init that does nothing,
-// named hitl-pidns), is not the init.
-func isInit(argv []string) bool    { return len(argv) > 1 && argv[1] == initArg }
+// isInit says whether argv is the command line of this run's init: its
+// view names the run's state dir (another run's init, another test's, is
+// no matter here). A process named hitl-pidns is not one (findProcs).
+func (o opts) isInit(argv []string) bool {
+	return len(argv) > 3 && argv[1] == initArg && strings.Contains(argv[3], `"state_dir":"`+o.state+`"`)
+}
 func isSibling(argv []string) bool { return len(argv) > 0 && argv[0] == siblingName }
 
 // findProcs are the pids /proc shows whose command line matches.
