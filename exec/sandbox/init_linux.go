@@ -269,7 +269,8 @@ func (in *sbInit) start(req request, files []*os.File) (pid int, err error) {
 	fds := []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()}
 	// No parent-death signal: the PID namespace ends with its holder,
 	// which dies with this thread or the init.
-	return syscall.ForkExec(req.Prog, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: fds, Sys: &syscall.SysProcAttr{Setsid: true}})
+	attr := &syscall.ProcAttr{Dir: string(req.Dir), Env: toStrings(req.Env), Files: fds, Sys: &syscall.SysProcAttr{Setsid: true}}
+	return syscall.ForkExec(string(req.Prog), toStrings(req.Argv), attr)
 }
 
 // startHolder starts the first process of the PID namespace this thread's

@@ -221,7 +221,7 @@ func (ri *runInit) start(req request, files [3]*os.File) (chan event, *os.File, 
 				ev.file.Close()
 			}
 			if ev.Errno != 0 {
-				return nil, nil, &os.PathError{Op: "exec", Path: req.Prog, Err: syscall.Errno(ev.Errno)}
+				return nil, nil, &os.PathError{Op: "exec", Path: string(req.Prog), Err: syscall.Errno(ev.Errno)}
 			}
 			return nil, nil, fmt.Errorf("sandbox: %s", ev.Error)
 		}

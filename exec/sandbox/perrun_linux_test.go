@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -235,6 +236,30 @@ func TestCommandHoldsOnlyItsStdio(t *testing.T) {
 			if n, _ := strconv.Atoi(fd); n > 2 && target != "" && !strings.HasPrefix(target, "/proc/") {
 				t.Errorf("the command holds fd %s (%s)", fd, target)
 			}
+		}
+	})
+}
+
+// What runs is what was asked, byte for byte: arguments and environment
+// that are not UTF-8 reach the command as they were (a directory that is
+// not UTF-8 is refused: the view names it).
+func TestCommandGetsBytesAsGiven(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := filepath.Join(t.TempDir(), "d é")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		c := sb.Command(context.Background(), Spec{
+			Path: "/bin/sh", Args: []string{"-c", `printf '%s|%s|%s' "$1" "$V" "$(pwd)"`, "sh", "a\x80b\xc3("},
+			Env: []string{"PATH=/usr/bin:/bin", "V=\xe9t\xe9"}, Dir: dir,
+			Stdout: &out, Class: ClassApproved,
+		})
+		if err := c.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if want := "a\x80b\xc3(|\xe9t\xe9|" + dir; out.String() != want {
+			t.Errorf("got %q, want %q", out.String(), want)
 		}
 	})
 }

@@ -23,13 +23,36 @@ const maxMessage = 16 << 20
 // maxFDs is the most descriptors a message carries.
 const maxFDs = 3
 
-// request asks the init to start a command.
+// request asks the init to start a command. Its strings go as bytes
+// (base64 in JSON): JSON would turn bytes that are not UTF-8 into U+FFFD,
+// and what runs must be what was checked, byte for byte.
 type request struct {
 	ID   uint64   `json:"id"`
-	Prog string   `json:"prog"`
-	Argv []string `json:"argv"`
-	Env  []string `json:"env"`
-	Dir  string   `json:"dir,omitempty"`
+	Prog []byte   `json:"prog"`
+	Argv [][]byte `json:"argv"`
+	Env  [][]byte `json:"env"`
+	Dir  []byte   `json:"dir,omitempty"`
+}
+
+// newRequest is the request to start prog with argv, env, in dir.
+func newRequest(prog string, argv, env []string, dir string) request {
+	return request{Prog: []byte(prog), Argv: toBytes(argv), Env: toBytes(env), Dir: []byte(dir)}
+}
+
+func toBytes(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+func toStrings(bs [][]byte) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
+	}
+	return out
 }
 
 // reply is the init's word on a command (or, with ID 0, on itself).
