@@ -3,9 +3,12 @@
 package cmd_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,6 +104,34 @@ func TestSandboxTerminalSpoof(t *testing.T) {
 	}
 }
 
+// runWith are the live processes whose command line names path (the run's
+// sandbox's init names the state dir in its view), killed as they are
+// found when kill is set.
+func runWith(path string, kill bool) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !bytes.Contains(cmdline, []byte(path)) {
+			continue
+		}
+		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] == "Z" {
+				continue
+			}
+		}
+		out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		if kill {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return out
+}
+
 // hitl killed outright (SIGKILL: no chance to stop anything) leaves no
 // command behind, under either mechanism: bwrap dies with its parent, and
 // a Landlock child is killed when hitl dies.
@@ -123,18 +154,27 @@ func TestKilledHitlLeavesNoCommand(t *testing.T) {
 			}
 			// The state dir outside the working dir: under Landlock a new
 			// file cannot be made directly in a directory on the way to it.
-			r := startHitlState(t, dir, t.TempDir(), "exec", "--yolo", "agent.yaml")
+			state := t.TempDir()
+			r := startHitlState(t, dir, state, "exec", "--yolo", "agent.yaml")
 			r.waitFile(t, "started")
+			if len(runWith(state, false)) == 0 {
+				t.Errorf("the command did not run in the run's sandbox (no init names %s)", state)
+			}
 			if err := r.cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
 			r.exit(t, 5*time.Second)
 			deadline := time.Now().Add(5 * time.Second)
-			for len(runningIn(dir)) > 0 && time.Now().Before(deadline) {
+			for len(runningIn(dir))+len(runWith(state, false)) > 0 && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}
 			if left := runningIn(dir); len(left) > 0 {
 				t.Errorf("left running after hitl was killed: %v", left)
+			}
+			// The run's sandbox too: its init and the first process of
+			// each command's PID namespace.
+			if left := runWith(state, true); len(left) > 0 {
+				t.Errorf("the run's sandbox outlived hitl: %v", left)
 			}
 		})
 	}
