@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -31,6 +32,9 @@ import (
 //	                      whose command line holds MARKER
 //	attack signal         signal and ptrace hitl
 //	attack fds            list the descriptors it inherited
+//	attack init           signal, trace and read the run's sandbox's init
+//	attack hold MARKER    wait 3 s (the sibling attack's target)
+//	attack sibling MARKER signal another command whose argument is MARKER
 //
 // It only touches hitl processes it descends from and the server holding
 // MARKER, so no other process on the machine is disturbed.
@@ -48,7 +52,7 @@ func attackMain() int {
 		return 0
 	}
 	hitls := hitlAncestors()
-	if len(hitls) == 0 && os.Args[1] != "tty" && os.Args[1] != "state" && os.Args[1] != "mcp" {
+	if len(hitls) == 0 && os.Args[1] != "tty" && os.Args[1] != "state" && os.Args[1] != "mcp" && os.Args[1] != "init" && os.Args[1] != "hold" && os.Args[1] != "sibling" {
 		fmt.Println("no hitl process visible")
 	}
 	switch os.Args[1] {
@@ -109,6 +113,24 @@ func attackMain() int {
 				fmt.Printf("ptrace hitl %d: ATTACHED\n", pid)
 			}
 		}
+	case "init":
+		attackInit()
+	case "hold":
+		time.Sleep(3 * time.Second)
+	case "sibling":
+		if len(os.Args) < 3 {
+			return 0
+		}
+		var found []int
+		for _, pid := range procsMatching(func(argv []string) bool {
+			return len(argv) > 1 && argv[0] == "attack" && argv[1] == "hold" && len(argv) > 2 && argv[2] == os.Args[2]
+		}) {
+			found = append(found, pid)
+			fmt.Printf("sibling %d: %s\n", pid, signalEveryWay(pid))
+		}
+		if len(found) == 0 {
+			fmt.Println("sibling: not visible")
+		}
 	case "fds":
 		// Descriptors beyond stdin, stdout and stderr: what the child
 		// inherited that it should not have.
@@ -123,6 +145,120 @@ func attackMain() int {
 		}
 	}
 	return 0
+}
+
+// attackInit goes at every init of its run it can see: signals (to the process, each
+// thread, a pidfd of its /proc directory), ptrace, its descriptors and
+// environment; then at its own PID namespace's first process (the holder),
+// whose death would end the attacker too.
+func attackInit() {
+	// Only this run's: its view names the working directory (another
+	// test's init is left alone).
+	here, _ := os.Getwd()
+	inits := procsMatching(func(argv []string) bool {
+		return len(argv) > 3 && argv[1] == "__hitl_sandbox_init__" && strings.Contains(argv[3], `"`+here+`"`)
+	})
+	if len(inits) == 0 {
+		fmt.Println("init: not visible")
+	}
+	for _, pid := range inits {
+		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "hitl-pidns" {
+			continue
+		}
+		fmt.Printf("init %d signal: %s\n", pid, signalEveryWay(pid))
+		if procIsMine() {
+			runtime.LockOSThread()
+			if err := unix.PtraceSeize(pid); err != nil {
+				fmt.Printf("init %d ptrace: refused: %v\n", pid, err)
+			} else {
+				fmt.Printf("init %d ptrace: ATTACHED\n", pid)
+			}
+		}
+		for fd := 0; fd < 16; fd++ {
+			path := fmt.Sprintf("/proc/%d/fd/%d", pid, fd)
+			if _, err := os.Lstat(path); err != nil {
+				continue
+			}
+			if f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+				fmt.Printf("init %d fd %d: OPENED\n", pid, fd)
+			} else {
+				fmt.Printf("init %d fd %d: refused: %v\n", pid, fd, err)
+			}
+		}
+		tryRead(fmt.Sprintf("environ of init %d", pid), fmt.Sprintf("/proc/%d/environ", pid), "")
+	}
+	// Its own namespace's first process (when it has one): SIGKILL from
+	// inside is nothing to it; had it died, so would this process.
+	_ = syscall.Kill(1, syscall.SIGKILL)
+	time.Sleep(50 * time.Millisecond)
+	fmt.Println("holder alive: the attacker is still here")
+}
+
+// procIsMine says whether /proc is of this process's PID namespace (a pid
+// it shows is the one kill(2) takes).
+func procIsMine() bool {
+	self, err := os.Readlink("/proc/self")
+	return err == nil && self == strconv.Itoa(os.Getpid())
+}
+
+// signalEveryWay sends SIGCONT (harmless) to pid every way there is: the
+// process and each thread (when /proc numbers them as kill does), and a
+// pidfd made of its /proc directory. "SIGNALLED" when one got through.
+func signalEveryWay(pid int) string {
+	var errs []string
+	if procIsMine() {
+		if err := syscall.Kill(pid, syscall.SIGCONT); err == nil {
+			return "SIGNALLED (kill)"
+		} else {
+			errs = append(errs, "kill: "+err.Error())
+		}
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		for _, t := range tasks {
+			if tid, err := strconv.Atoi(t.Name()); err == nil {
+				if err := unix.Tgkill(pid, tid, unix.SIGCONT); err == nil {
+					return "SIGNALLED (tgkill)"
+				}
+			}
+		}
+	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/%d", pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		err = unix.PidfdSendSignal(fd, unix.SIGCONT, nil, 0)
+		unix.Close(fd)
+		if err == nil {
+			return "SIGNALLED (pidfd)"
+		}
+	}
+	errs = append(errs, fmt.Sprintf("pidfd: %v", err))
+	return "refused: " + strings.Join(errs, "; ")
+}
+
+// procsMatching are the pids /proc shows, but this one, whose command line
+// matches.
+func procsMatching(match func(argv []string) bool) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || e.Name() == selfProcName() {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		if match(strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// selfProcName is this process's name in /proc (its pid there).
+func selfProcName() string {
+	self, _ := os.Readlink("/proc/self")
+	return self
 }
 
 func tryWrite(what, path, text string) {
