@@ -257,17 +257,21 @@ func (ri *runInit) kill() {
 	}
 }
 
-// close ends the init: it kills every command left and exits (bounded:
-// else it is killed).
+// close ends the init: told so (its socket ends), it exits, and the PID
+// namespaces of every command left end with it. The run does not wait for
+// that; an init not gone within 2 s is killed (and hitl's own end kills
+// it: its parent-death signal).
 func (ri *runInit) close() {
 	_ = unix.Shutdown(ri.fd, unix.SHUT_RDWR)
-	select {
-	case <-ri.exited:
-	case <-time.After(2 * time.Second):
-		ri.kill()
-		<-ri.exited
-	}
-	unix.Close(ri.fd)
+	go func() {
+		select {
+		case <-ri.exited:
+		case <-time.After(2 * time.Second):
+			ri.kill()
+			<-ri.exited
+		}
+		unix.Close(ri.fd)
+	}()
 }
 
 // pidOf is the pid, in hitl's PID namespace, of the process pidfd refers
