@@ -46,6 +46,9 @@ type Spec struct {
 	DenyRead []string
 	// Grace is how long after SIGTERM the group gets SIGKILL (default 2s).
 	Grace time.Duration
+	// pipes: StdinPipe or StdoutPipe was asked for (a sandbox of its
+	// own: the run's passes descriptors, not os/exec's pipes).
+	pipes bool
 }
 
 // Cmd is a started or startable child in its own session and process group.
@@ -86,10 +89,16 @@ func (s *Sandbox) Command(ctx context.Context, spec Spec) *Cmd {
 }
 
 // StdinPipe is a pipe to the child's stdin (an MCP server's).
-func (c *Cmd) StdinPipe() (io.WriteCloser, error) { return c.cmd.StdinPipe() }
+func (c *Cmd) StdinPipe() (io.WriteCloser, error) {
+	c.spec.pipes = true
+	return c.cmd.StdinPipe()
+}
 
 // StdoutPipe is a pipe from the child's stdout (an MCP server's).
-func (c *Cmd) StdoutPipe() (io.ReadCloser, error) { return c.cmd.StdoutPipe() }
+func (c *Cmd) StdoutPipe() (io.ReadCloser, error) {
+	c.spec.pipes = true
+	return c.cmd.StdoutPipe()
+}
 
 // Start resolves the program and starts it inside the sandbox. An error
 // wrapping os.ErrNotExist (or exec.ErrNotFound) is a program not found.

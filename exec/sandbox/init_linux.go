@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -79,6 +80,8 @@ type sbInit struct {
 	holder *os.File          // the holder program (holderFile), nil for a fork of the init
 	keep   []int             // the capabilities a command keeps (as root)
 	sendMu sync.Mutex        // one message at a time on fd
+	// running counts the commands started and not yet ended.
+	running atomic.Int64
 }
 
 func newInit(cfgJSON string) (*sbInit, error) {
@@ -103,8 +106,8 @@ func newInit(cfgJSON string) (*sbInit, error) {
 		return nil, fmt.Errorf("cannot write the holder program: %w", err)
 	}
 	p := v.policy()
-	if in.filter, err = socketFilter(p.unixSockets, v.Network, p.namespaces); err != nil {
-		return nil, fmt.Errorf("cannot build the socket filter: %w", err)
+	if in.filter, err = commandFilter(p.unixSockets, v.Network, p.namespaces); err != nil {
+		return nil, fmt.Errorf("cannot build the seccomp filter: %w", err)
 	}
 	if p.writeAll {
 		in.keep = seenCaps
@@ -138,6 +141,12 @@ func (in *sbInit) serve(spare worker) {
 			_ = in.send(reply{ID: req.ID, Error: "a command needs three descriptors"}, nil)
 			continue
 		}
+		if limit := in.v.MaxRunning; limit > 0 && in.running.Load() >= int64(limit) {
+			closeAll(files)
+			_ = in.send(reply{ID: req.ID, Error: fmt.Sprintf("too many commands at once in this sandbox (%d): wait for some to end", limit)}, nil)
+			continue
+		}
+		in.running.Add(1)
 		spare.jobs <- job{req, files}
 		spare = in.newWorker()
 	}
@@ -177,6 +186,12 @@ func (in *sbInit) work(jobs <-chan job, prepared chan<- error) {
 	if !ok {
 		return
 	}
+	// The last word on the command counts it out first: hitl may start
+	// the next as soon as it hears it.
+	finish := func(r reply) {
+		in.running.Add(-1)
+		_ = in.send(r, nil)
+	}
 	req := j.req
 	var pid int
 	err := perr
@@ -193,23 +208,45 @@ func (in *sbInit) work(jobs <-chan job, prepared chan<- error) {
 		if errors.As(err, &errno) {
 			r.Errno = int(errno)
 		}
-		_ = in.send(r, nil)
+		finish(r)
 		return
 	}
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		endNamespace(holder)
+		// Killed with its namespace; waited for before the holder, whose
+		// end waits for every process of the namespace to be.
+		_ = syscall.Kill(holder, syscall.SIGKILL)
 		waitPid(pid)
-		_ = in.send(reply{ID: req.ID, Error: fmt.Sprintf("pidfd: %v", err)}, nil)
+		waitPid(holder)
+		finish(reply{ID: req.ID, Error: fmt.Sprintf("pidfd: %v", err)})
 		return
 	}
 	_ = in.send(reply{ID: req.ID, Started: true}, []int{pidfd})
+	// The command's end is its pidfd's, whoever may wait for it: a
+	// process that traces it (its own child) gets its exit first, and
+	// wait4 would wait for that tracer. Its namespace is ended first (the
+	// tracer with it), then it is waited for. This thread shares the
+	// command's domain, so its signal reaches the holder.
+	waitExit(pidfd)
 	unix.Close(pidfd)
+	_ = syscall.Kill(holder, syscall.SIGKILL)
 	ws := waitPid(pid)
-	// This thread shares the command's domain, so its signal reaches the
-	// holder.
-	endNamespace(holder)
-	_ = in.send(reply{ID: req.ID, Exited: true, Status: uint32(ws)}, nil)
+	waitPid(holder)
+	finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
+}
+
+// waitExit waits until the process of pidfd has ended.
+func waitExit(pidfd int) {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n > 0 {
+			return
+		}
+	}
 }
 
 // endNamespace kills the holder, the first process of a command's PID
@@ -248,10 +285,8 @@ func (in *sbInit) prepare() (holder int, err error) {
 	if err := threadCaps(in.keep); err != nil {
 		return 0, err
 	}
-	if in.filter != nil {
-		if err := installFilter(in.filter, 0); err != nil {
-			return 0, fmt.Errorf("the socket filter: %w", err)
-		}
+	if err := installFilter(in.filter, 0); err != nil {
+		return 0, fmt.Errorf("the seccomp filter: %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(in.scope, 0); err != nil {
 		return 0, fmt.Errorf("the Landlock domain: %w", err)

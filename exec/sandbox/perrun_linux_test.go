@@ -4,13 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	osexec "os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // eachPerRun runs fn under each mechanism that has a per-run sandbox here,
@@ -262,4 +268,125 @@ func TestCommandGetsBytesAsGiven(t *testing.T) {
 			t.Errorf("got %q, want %q", out.String(), want)
 		}
 	})
+}
+
+// Commands at once in one init are bounded: one over the bound is refused,
+// alone, with the reason; those running go on, and once they end the next
+// one runs (the init holds a thread for each, and a process may hold only
+// so many).
+func TestCommandsAtOnceAreBounded(t *testing.T) {
+	saved := maxRunning
+	maxRunning = 5
+	defer func() { maxRunning = saved }()
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		var running []*Cmd
+		for range 5 {
+			c := sb.Command(context.Background(), Spec{Path: "/bin/sleep", Args: []string{"0.5"}, Dir: dir, Class: ClassAuto, Writable: []string{dir}})
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			running = append(running, c)
+		}
+		over := sb.Command(context.Background(), Spec{Path: "/bin/true", Dir: dir, Class: ClassAuto, Writable: []string{dir}})
+		if err := over.Start(); err == nil || !strings.Contains(err.Error(), "too many commands at once") {
+			t.Errorf("a command over the bound: %v", err)
+			if err == nil {
+				_ = over.Wait()
+			}
+		}
+		for i, c := range running {
+			if err := c.Wait(); err != nil {
+				t.Errorf("command %d under the bound: %v", i, err)
+			}
+		}
+		if out, err := runIn(t, sb, ClassAuto, dir, "echo after"); err != nil || strings.TrimSpace(out) != "after" {
+			t.Errorf("after: %v %q", err, out)
+		}
+	})
+}
+
+// attackEnv names, in a command's environment, what the test binary does
+// when the run's sandbox starts it as that command (hangAttack).
+const attackEnv = "HITL_SANDBOX_TEST_ATTACK"
+
+func init() {
+	if mode := os.Getenv(attackEnv); mode != "" && len(os.Args) > 0 {
+		os.Exit(hangAttack(mode))
+	}
+}
+
+// hangAttack is a command that tries to keep hitl waiting for it forever:
+//
+//	clone-parent  clone(CLONE_PARENT): a child of its parent, the init,
+//	              outside its PID namespace, left a zombie
+//	traceme       ptrace(PTRACE_TRACEME), then exec: its parent its tracer
+//	trace-owner   a child that leaves its session, ignores SIGTERM and
+//	              traces the command, whose exit its tracer never waits for
+func hangAttack(mode string) int {
+	switch mode {
+	case "clone-parent":
+		r, _, errno := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(unix.CLONE_PARENT|unix.SIGCHLD), 0, 0, 0, 0, 0)
+		if errno == 0 && r == 0 {
+			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+		}
+		fmt.Println("clone(CLONE_PARENT):", errno)
+	case "traceme":
+		runtime.LockOSThread()
+		_, _, errno := syscall.RawSyscall6(syscall.SYS_PTRACE, unix.PTRACE_TRACEME, 0, 0, 0, 0, 0)
+		fmt.Println("ptrace(PTRACE_TRACEME):", errno)
+		_ = syscall.Exec("/bin/true", []string{"true"}, nil)
+	case "trace-owner":
+		cmd := osexec.Command(os.Args[0])
+		cmd.Env = []string{attackEnv + "=tracer", "OWNER=" + strconv.Itoa(os.Getpid())}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			fmt.Println("tracer:", err)
+			return 0
+		}
+		time.Sleep(300 * time.Millisecond)
+	case "tracer":
+		signal.Ignore(syscall.SIGTERM)
+		owner, _ := strconv.Atoi(os.Getenv("OWNER"))
+		runtime.LockOSThread()
+		if err := unix.PtraceSeize(owner); err != nil {
+			fmt.Println("seize:", err)
+		}
+		time.Sleep(time.Minute)
+	}
+	return 0
+}
+
+// No command keeps hitl waiting for it past its timeout: not one that
+// leaves a child of the init, nor one whose tracer is the init's thread,
+// nor one traced by a child that never waits for it.
+func TestCommandCannotHangItsWait(t *testing.T) {
+	for _, mode := range []string{"clone-parent", "traceme", "trace-owner"} {
+		t.Run(mode, func(t *testing.T) {
+			eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+				dir := t.TempDir()
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				var out bytes.Buffer
+				c := sb.Command(ctx, Spec{
+					Path: os.Args[0], Env: []string{attackEnv + "=" + mode}, Dir: dir,
+					Stdout: &out, Stderr: &out, Class: ClassAuto, Writable: []string{dir}, Grace: time.Second,
+				})
+				if err := c.Start(); err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() { done <- c.Wait() }()
+				select {
+				case err := <-done:
+					t.Logf("ended: %v %q", err, out.String())
+				case <-time.After(20 * time.Second):
+					t.Fatalf("Wait still blocked 20 s after a 2 s timeout: hitl would hang (%q)", out.String())
+				}
+				if out, err := runIn(t, sb, ClassAuto, dir, "echo next"); err != nil || strings.TrimSpace(out) != "next" {
+					t.Errorf("the next command: %v %q", err, out)
+				}
+			})
+		})
+	}
 }

@@ -44,7 +44,7 @@ func perRunWhy(m Mechanism, pidns bool) string {
 // lives as long as the run anyway), or no per-run sandbox here (said once
 // through Notify).
 func (s *Sandbox) initFor(spec Spec) *runInit {
-	if s == nil || spec.Class == ClassMCP {
+	if s == nil || spec.Class == ClassMCP || spec.pipes {
 		return nil
 	}
 	pr := &s.perRun
@@ -183,6 +183,8 @@ func (c *Cmd) startRemote(ri *runInit, path string, argv []string) error {
 	}
 	pid, err := pidOf(pidfd)
 	if err != nil {
+		// Not left running unsupervised.
+		_ = unix.PidfdSendSignal(int(pidfd.Fd()), unix.SIGKILL, nil, 0)
 		pidfd.Close()
 		return fail(err)
 	}
@@ -298,10 +300,22 @@ func (c *Cmd) watchContext() {
 	c.term()
 	select {
 	case <-rp.done:
+		return
 	case <-time.After(c.grace):
 		c.Kill()
 	}
+	// Never a hang: a command the init cannot end, the init is ended
+	// (and every command in it, which fail as their init is gone).
+	select {
+	case <-rp.done:
+	case <-time.After(killBound):
+		rp.ri.kill()
+	}
 }
+
+// killBound is how long after SIGKILL a command's end may take before its
+// init is ended.
+const killBound = 5 * time.Second
 
 // wait waits for the command, then for its output to be copied (at most
 // the grace: a process that left the group may hold a pipe).

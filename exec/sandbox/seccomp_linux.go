@@ -48,6 +48,20 @@ func socketFilter(unixOK, netOK, namespacesOK bool) ([]unix.SockFilter, error) {
 	if unixOK && netOK && namespacesOK {
 		return nil, nil
 	}
+	return buildFilter(unixOK, netOK, namespacesOK, false)
+}
+
+// commandFilter is the program of a command the run's sandbox starts
+// (DESIGN §15): socketFilter's, and always what would reach past the
+// init, its parent: clone(CLONE_PARENT) (a child of the init, outside the
+// command's PID namespace) and ptrace(PTRACE_TRACEME) (the init's thread
+// its tracer) are refused (EPERM), and clone3, whose flags a filter cannot
+// read, says ENOSYS (libc and Go fall back to clone).
+func commandFilter(unixOK, netOK, namespacesOK bool) ([]unix.SockFilter, error) {
+	return buildFilter(unixOK, netOK, namespacesOK, true)
+}
+
+func buildFilter(unixOK, netOK, namespacesOK, underInit bool) ([]unix.SockFilter, error) {
 	var arch uint32
 	switch runtime.GOARCH {
 	case "amd64":
@@ -86,7 +100,25 @@ func socketFilter(unixOK, netOK, namespacesOK bool) ([]unix.SockFilter, error) {
 		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: arch, Jt: 1, Jf: 0}, ret(unix.SECCOMP_RET_KILL_PROCESS),
 		ld(offNr),
 		{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, K: 0x40000000, Jt: 0, Jf: 1}, ret(unix.SECCOMP_RET_KILL_PROCESS), // x32
-		ifNot(unix.SYS_IO_URING_SETUP), ret(retDeny),
+	}
+	if !unixOK || !netOK {
+		prog = append(prog, ifNot(unix.SYS_IO_URING_SETUP), ret(retDeny))
+	}
+	if underInit {
+		retPerm := unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		prog = append(prog,
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_CLONE, Jt: 0, Jf: 3},
+			ld(offArg0),
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, K: unix.CLONE_PARENT, Jt: 0, Jf: 1},
+			ret(retPerm),
+			ld(offNr),
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_PTRACE, Jt: 0, Jf: 3},
+			ld(offArg0),
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.PTRACE_TRACEME, Jt: 0, Jf: 1},
+			ret(retPerm),
+			ld(offNr),
+			ifNot(unix.SYS_CLONE3), ret(unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS)),
+		)
 	}
 	if !namespacesOK {
 		const mask = unix.CLONE_NEWUSER | unix.CLONE_NEWNS

@@ -32,7 +32,15 @@ type view struct {
 	// LoaderEnv are the child's dynamic loader variables, set only once
 	// the helper is confined.
 	LoaderEnv []string `json:"loader_env,omitempty"`
+	// MaxRunning bounds the commands a per-run init runs at once
+	// (maxRunning).
+	MaxRunning int `json:"max_running,omitempty"`
 }
+
+// maxRunning bounds the commands of one per-run init at once: each holds a
+// thread of the init, and a process holds at most 10,000; one more is
+// refused, alone (tests lower it).
+var maxRunning = 1000
 
 // neverWritable are the trees no child may write, whatever its class: the
 // kernel's settings and devices (/proc/sys, /sys with its cgroup files,
