@@ -53,7 +53,6 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 		return nil, fmt.Errorf("socketpair: %w", err)
 	}
 	theirs := os.NewFile(uintptr(pair[1]), "sandbox-init")
-	defer theirs.Close()
 	cmd := &osexec.Cmd{Env: []string{}, Dir: "/"}
 	var stderr bytes.Buffer
 	cmd.Stderr = &capped{w: &stderr, n: 4 << 10}
@@ -93,7 +92,11 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
+		err := cmd.Start()
+		// The init's end of the socket is the init's alone: were hitl
+		// to keep it, the init's death would never read as the end.
+		theirs.Close()
+		if err != nil {
 			startErr <- err
 			close(ri.exited)
 			return

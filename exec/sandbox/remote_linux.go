@@ -43,7 +43,11 @@ func perRunWhy(m Mechanism, pidns bool) string {
 // nil when the command gets a sandbox of its own: a stdio MCP server (it
 // lives as long as the run anyway), or no per-run sandbox here (said once
 // through Notify).
-func (s *Sandbox) initFor(spec Spec) *runInit {
+func (s *Sandbox) initFor(spec Spec) *runInit { return s.initOf(spec, false) }
+
+// initOf is initFor; for a sandbox started ahead (Prepare), a failure is
+// no one's to hear yet: the command that needs it tries again, and is told.
+func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 	if s == nil || spec.Class == ClassMCP || spec.pipes {
 		return nil
 	}
@@ -64,6 +68,9 @@ func (s *Sandbox) initFor(spec Spec) *runInit {
 		return ri
 	}
 	ri, err := startInitHook(s, v)
+	if err != nil && ahead {
+		return nil
+	}
 	if err != nil {
 		if s.bwrapped() {
 			// bwrap did not run after all: the next run asks it again.
@@ -94,7 +101,7 @@ func (s *Sandbox) Prepare(spec Spec) {
 	if s == nil || s.perRun.off {
 		return
 	}
-	go s.initFor(spec)
+	go s.initOf(spec, true)
 }
 
 // startInitHook starts an init (tests make it fail).
