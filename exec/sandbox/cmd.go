@@ -121,11 +121,18 @@ func (c *Cmd) Start() error {
 	}
 	argv := append([]string{argv0}, c.spec.Args...)
 	if ri := c.sb.initFor(c.spec); ri != nil {
-		if err := c.startRemote(ri, path, argv); err != nil {
+		err := c.startRemote(ri, path, argv)
+		if err == nil {
+			track(c.pgid(), true)
+			return nil
+		}
+		var unprepared *unpreparedError
+		if !errors.As(err, &unprepared) {
 			return err
 		}
-		track(c.pgid(), true)
-		return nil
+		// The run's sandbox could not make this command's: it gets one
+		// of its own (and so does every command after it).
+		c.sb.perRunFailed(err)
 	}
 	prog, args, err := c.sb.wrap(path, argv, c.spec)
 	if err != nil {

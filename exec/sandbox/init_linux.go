@@ -56,14 +56,10 @@ func initMain(fdArg, cfgJSON string) int {
 		return 126
 	}
 	in.fd = fd
-	// The first worker is made before the init says it is ready: that
-	// it can be (a PID namespace, the holder, the domain) is what
-	// ready means.
+	// Ready while the first worker gets ready: a worker that cannot
+	// (a PID namespace, the holder, the domain) says so to the command
+	// it was for, and hitl falls back to a sandbox per command.
 	first := in.newWorker()
-	if err := <-first.prepared; err != nil {
-		_ = in.send(reply{Error: "cannot prepare a command's sandbox: " + err.Error()}, nil)
-		return 126
-	}
 	if err := in.send(reply{Ready: true}, nil); err != nil {
 		return 126
 	}
@@ -158,19 +154,14 @@ type job struct {
 	files []*os.File
 }
 
-// worker is a worker seen from serve: where its job goes, and whether it
-// could get ready (nil, or why not).
-type worker struct {
-	jobs     chan<- job
-	prepared <-chan error
-}
+// worker is a worker seen from serve: where its job goes.
+type worker struct{ jobs chan<- job }
 
 // newWorker starts a worker, which gets ready and waits for its one job.
 func (in *sbInit) newWorker() worker {
 	jobs := make(chan job, 1)
-	prepared := make(chan error, 1)
-	go in.work(jobs, prepared)
-	return worker{jobs, prepared}
+	go in.work(jobs)
+	return worker{jobs}
 }
 
 // work confines its thread for a command (prepare), then starts the job's
@@ -178,10 +169,9 @@ func (in *sbInit) newWorker() worker {
 // (all it left) and says how it ended. The thread is never given back: a
 // goroutine that ends locked ends its thread. Nothing in the command's
 // namespace can name it.
-func (in *sbInit) work(jobs <-chan job, prepared chan<- error) {
+func (in *sbInit) work(jobs <-chan job) {
 	runtime.LockOSThread()
 	holder, perr := in.prepare()
-	prepared <- perr
 	j, ok := <-jobs
 	if !ok {
 		return
@@ -203,9 +193,9 @@ func (in *sbInit) work(jobs <-chan job, prepared chan<- error) {
 	}
 	closeAll(j.files)
 	if err != nil {
-		r := reply{ID: req.ID, Error: err.Error()}
+		r := reply{ID: req.ID, Error: err.Error(), Unprepared: perr != nil}
 		var errno syscall.Errno
-		if errors.As(err, &errno) {
+		if perr == nil && errors.As(err, &errno) {
 			r.Errno = int(errno)
 		}
 		finish(r)
@@ -275,6 +265,9 @@ func waitPid(pid int) syscall.WaitStatus {
 // thread holds, the holder and the command inherit. It returns the
 // holder's pid.
 func (in *sbInit) prepare() (holder int, err error) {
+	if in.v.FailPrepare {
+		return 0, errors.New("failing on purpose (a test)")
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return 0, fmt.Errorf("no_new_privs: %w", err)
 	}

@@ -63,3 +63,9 @@ func (rp *remoteProc) kill()                    {}
 func cachedProbe(_ string, probe func() (string, string)) func() (string, string) { return probe }
 
 func forgetBwrapWorks(string) {}
+
+type unpreparedError struct{ why string }
+
+func (e *unpreparedError) Error() string { return e.why }
+
+func (s *Sandbox) perRunFailed(error) {}

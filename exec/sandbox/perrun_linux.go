@@ -57,7 +57,7 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &capped{w: &stderr, n: 4 << 10}
 	v.Dir, v.LoaderEnv = "", nil
-	v.MaxRunning = maxRunning
+	v.MaxRunning, v.FailPrepare = maxRunning, failPrepare
 	switch s.Mechanism() {
 	case MechLayered:
 		v.InBwrap, v.PidNS = true, true
@@ -191,6 +191,13 @@ func (ri *runInit) read() {
 	ri.mu.Unlock()
 }
 
+// unpreparedError is the run's sandbox failing a command before it ran
+// (it could not make the command's sandbox): the command falls back to a
+// sandbox of its own.
+type unpreparedError struct{ why string }
+
+func (e *unpreparedError) Error() string { return "cannot prepare a command's sandbox: " + e.why }
+
 // errInitGone is a command whose init ended under it.
 var errInitGone = errors.New("sandbox: the run's sandbox ended")
 
@@ -223,6 +230,9 @@ func (ri *runInit) start(req request, files [3]*os.File) (chan event, *os.File, 
 		if ev.Error != "" {
 			if ev.file != nil {
 				ev.file.Close()
+			}
+			if ev.Unprepared {
+				return nil, nil, &unpreparedError{ev.Error}
 			}
 			if ev.Errno != 0 {
 				return nil, nil, &os.PathError{Op: "exec", Path: string(req.Prog), Err: syscall.Errno(ev.Errno)}

@@ -396,3 +396,26 @@ func TestCommandCannotHangItsWait(t *testing.T) {
 		})
 	}
 }
+
+// When the run's sandbox starts but cannot make a command's (a PID
+// namespace, the holder, a domain refused), that command and every one
+// after it get a sandbox of their own, and the run is told once.
+func TestUnpreparedCommandFallsBack(t *testing.T) {
+	saved := failPrepare
+	failPrepare = true
+	defer func() { failPrepare = saved }()
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		var told []string
+		sb.Notify = func(msg string) { told = append(told, msg) }
+		dir := t.TempDir()
+		for i := range 3 {
+			out, err := runIn(t, sb, ClassAuto, dir, "echo ran")
+			if err != nil || strings.TrimSpace(out) != "ran" {
+				t.Fatalf("command %d: %v %q", i, err, out)
+			}
+		}
+		if len(told) != 1 || !strings.Contains(told[0], "failing on purpose") || !sb.perRun.off {
+			t.Errorf("told %q, off %v", told, sb.perRun.off)
+		}
+	})
+}

@@ -104,6 +104,27 @@ func (s *Sandbox) Prepare(spec Spec) {
 	go s.initOf(spec, true)
 }
 
+// perRunFailed turns the run's sandbox off after it could not prepare a
+// command's (why): each command gets a sandbox of its own from now on, and
+// the run is told once.
+func (s *Sandbox) perRunFailed(why error) {
+	pr := &s.perRun
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.off {
+		return
+	}
+	pr.off = true
+	pr.why = "the run's sandbox could not start a command (" + why.Error() + "): each command gets a sandbox of its own, which costs a few milliseconds more"
+	if s.Notify != nil {
+		s.Notify(pr.why)
+	}
+	for _, ri := range pr.inits {
+		go ri.close()
+	}
+	pr.inits = nil
+}
+
 // startInitHook starts an init (tests make it fail).
 var startInitHook = (*Sandbox).startInit
 

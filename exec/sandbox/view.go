@@ -35,7 +35,13 @@ type view struct {
 	// MaxRunning bounds the commands a per-run init runs at once
 	// (maxRunning).
 	MaxRunning int `json:"max_running,omitempty"`
+	// FailPrepare makes a per-run init fail every command's sandbox
+	// (failPrepare: the fallback's test).
+	FailPrepare bool `json:"fail_prepare,omitempty"`
 }
+
+// failPrepare: tests make the run's sandbox fail to prepare commands.
+var failPrepare = false
 
 // maxRunning bounds the commands of one per-run init at once: each holds a
 // thread of the init, and a process holds at most 10,000; one more is

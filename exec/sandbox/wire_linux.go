@@ -69,6 +69,10 @@ type reply struct {
 	// failure), or the init could not.
 	Error string `json:"error,omitempty"`
 	Errno int    `json:"errno,omitempty"`
+	// Unprepared: the error is the sandbox's, not the command's (its
+	// worker could not get ready): hitl falls back to a sandbox per
+	// command.
+	Unprepared bool `json:"unprepared,omitempty"`
 }
 
 // sendMsg writes v with fds on the socket fd. Callers serialize sends.
