@@ -12,22 +12,28 @@ import (
 )
 
 // The holder is the first process of each command's PID namespace (the
-// command is the second): it does nothing until the init kills it, which
-// ends the namespace and all the command left. It is a program of a few
+// command is the second): it does nothing until the init kills it, or the
+// init ends, which ends the namespace and all the command left. It is a program of a few
 // bytes that hitl writes into a sealed memfd when the init starts, so that
 // starting it costs an exec of nothing (a vfork, no copy of the init's
 // memory, no dynamic loader). Where hitl has no such program (another
 // architecture), the holder is a fork of the init (forkHolder).
 
-// holderCode is the holder's machine code for GOARCH, or nil: a loop of
-// pause(2).
+// holderCode is the holder's machine code for GOARCH, or nil: it reads a
+// byte from its stdin — a pipe whose other end only the init holds, so the
+// read ends when the init does, however it ends — and exits.
 func holderCode(goarch string) []byte {
 	switch goarch {
 	case "amd64":
 		return []byte{
-			0xb8, 0x22, 0x00, 0x00, 0x00, // mov eax, 34 (pause)
+			0x31, 0xc0, // xor eax, eax (read)
+			0x31, 0xff, // xor edi, edi (fd 0)
+			0x48, 0x89, 0xe6, // mov rsi, rsp (a byte of the stack)
+			0xba, 0x01, 0x00, 0x00, 0x00, // mov edx, 1
 			0x0f, 0x05, // syscall
-			0xeb, 0xf7, // jmp back to the mov
+			0xb8, 0xe7, 0x00, 0x00, 0x00, // mov eax, 231 (exit_group)
+			0x31, 0xff, // xor edi, edi
+			0x0f, 0x05, // syscall
 		}
 	}
 	return nil

@@ -183,6 +183,10 @@ func TestInitGoneFailsOnlyItsCommands(t *testing.T) {
 		dir := t.TempDir()
 		c := startSleep(t, sb, ClassAuto, dir)
 		initPid, _ := parentOf(t, c.Pid())
+		holders := childrenNamed(initPid, "hitl-pidns")
+		if len(holders) == 0 { // the sleep's (and the worker's kept ready, once made)
+			t.Errorf("the init has no holder")
+		}
 		if err := syscall.Kill(initPid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -195,6 +199,15 @@ func TestInitGoneFailsOnlyItsCommands(t *testing.T) {
 			}
 		case <-time.After(20 * time.Second):
 			t.Fatal("a command whose init died was never given up on")
+		}
+		// Its holders end with it (their stdin's other end was the
+		// init's), and with them their namespaces.
+		deadline := time.Now().Add(5 * time.Second)
+		for alive(holders) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(holders) {
+			t.Errorf("holders outlived their init: %v", holders)
 		}
 		if out, err := runIn(t, sb, ClassAuto, dir, "echo again"); err != nil || strings.TrimSpace(out) != "again" {
 			t.Errorf("the next command: %v %q", err, out)
@@ -351,6 +364,25 @@ func hangAttack(mode string) int {
 			return 0
 		}
 		time.Sleep(300 * time.Millisecond)
+	case "exit-tracer":
+		// Ask to stop the command at its exit: refused, however asked;
+		// tracing it plainly is not.
+		cmd := osexec.Command(os.Args[0])
+		cmd.Env = []string{attackEnv + "=exit-tracer-child", "OWNER=" + strconv.Itoa(os.Getpid())}
+		out, err := cmd.CombinedOutput()
+		fmt.Printf("%s(%v)\n", out, err)
+	case "exit-tracer-child":
+		owner, _ := strconv.Atoi(os.Getenv("OWNER"))
+		runtime.LockOSThread()
+		_, _, errno := syscall.RawSyscall6(syscall.SYS_PTRACE, unix.PTRACE_SEIZE, uintptr(owner), 0, unix.PTRACE_O_TRACEEXIT, 0, 0)
+		fmt.Println("seize with TRACEEXIT:", errno)
+		_, _, errno = syscall.RawSyscall6(syscall.SYS_PTRACE, unix.PTRACE_SEIZE, uintptr(owner), 0, 0, 0, 0)
+		fmt.Println("seize:", errno)
+		_, _, errno = syscall.RawSyscall6(syscall.SYS_PTRACE, unix.PTRACE_SETOPTIONS, uintptr(owner), 0, unix.PTRACE_O_TRACEEXIT, 0, 0)
+		fmt.Println("setoptions TRACEEXIT:", errno)
+		_, _, errno = syscall.RawSyscall6(syscall.SYS_PTRACE, 21, uintptr(owner), 0, unix.PTRACE_O_TRACEEXIT, 0, 0)
+		fmt.Println("old setoptions TRACEEXIT:", errno)
+		_ = unix.PtraceDetach(owner)
 	case "tracer":
 		signal.Ignore(syscall.SIGTERM)
 		owner, _ := strconv.Atoi(os.Getenv("OWNER"))
@@ -361,6 +393,35 @@ func hangAttack(mode string) int {
 		time.Sleep(time.Minute)
 	}
 	return 0
+}
+
+// A command's process cannot have another stop at its exit
+// (PTRACE_O_TRACEEXIT: a tracee stops there even after SIGKILL, and two
+// tracing each other would never end, nor let their namespace end); plain
+// tracing is left alone.
+func TestCommandCannotStopAtItsExit(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		var out bytes.Buffer
+		c := sb.Command(context.Background(), Spec{
+			Path: os.Args[0], Env: []string{attackEnv + "=exit-tracer"}, Dir: dir,
+			Stdout: &out, Stderr: &out, Class: ClassApproved,
+		})
+		if err := c.Run(); err != nil {
+			t.Fatal(err, out.String())
+		}
+		got := out.String()
+		for _, want := range []string{
+			"seize with TRACEEXIT: operation not permitted",
+			"seize: errno 0",
+			"setoptions TRACEEXIT: operation not permitted",
+			"old setoptions TRACEEXIT: operation not permitted",
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("no %q in:\n%s", want, got)
+			}
+		}
+	})
 }
 
 // No command keeps hitl waiting for it past its timeout: not one that
@@ -418,4 +479,38 @@ func TestUnpreparedCommandFallsBack(t *testing.T) {
 			t.Errorf("told %q, off %v", told, sb.perRun.off)
 		}
 	})
+}
+
+// childrenNamed are the children of pid whose command line is name.
+func childrenNamed(pid int, name string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		status, _ := os.ReadFile("/proc/" + e.Name() + "/status")
+		if !bytes.Contains(status, []byte("\nPPid:\t"+strconv.Itoa(pid)+"\n")) {
+			continue
+		}
+		if cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(bytes.TrimRight(cmdline, "\x00")) == name {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+// alive says whether any of pids is still running (not a zombie).
+func alive(pids []int) bool {
+	for _, pid := range pids {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] != "Z" {
+			return true
+		}
+	}
+	return false
 }

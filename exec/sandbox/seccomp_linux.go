@@ -77,6 +77,7 @@ func buildFilter(unixOK, netOK, namespacesOK, underInit bool) ([]unix.SockFilter
 		offNr    = 0
 		offArch  = 4
 		offArg0  = 16 // args[0], its low 32 bits (little endian)
+		offArg3  = 40 // args[3], its low 32 bits
 	)
 	verdict := func(ok bool) uint32 {
 		if ok {
@@ -112,9 +113,19 @@ func buildFilter(unixOK, netOK, namespacesOK, underInit bool) ([]unix.SockFilter
 			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, K: unix.CLONE_PARENT, Jt: 0, Jf: 1},
 			ret(retPerm),
 			ld(offNr),
-			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_PTRACE, Jt: 0, Jf: 3},
+			// ptrace: PTRACE_TRACEME, and PTRACE_O_TRACEEXIT set by
+			// PTRACE_SEIZE, PTRACE_SETOPTIONS or the old x86
+			// request 21 (a tracee stops at its exit even after
+			// SIGKILL: two processes tracing each other so would
+			// never end).
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_PTRACE, Jt: 0, Jf: 8},
 			ld(offArg0),
-			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.PTRACE_TRACEME, Jt: 0, Jf: 1},
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.PTRACE_TRACEME, Jt: 5, Jf: 0},
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.PTRACE_SEIZE, Jt: 2, Jf: 0},
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.PTRACE_SETOPTIONS, Jt: 1, Jf: 0},
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: 21, Jt: 0, Jf: 3}, // PTRACE_OLDSETOPTIONS
+			ld(offArg3),
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, K: unix.PTRACE_O_TRACEEXIT, Jt: 0, Jf: 1},
 			ret(retPerm),
 			ld(offNr),
 			ifNot(unix.SYS_CLONE3), ret(unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS)),
