@@ -67,10 +67,6 @@ func initMain(fdArg, cfgJSON string) int {
 	return 0
 }
 
-// lifelineKeep is the write end of the holders' lifeline, kept open (and
-// reachable, so never collected) for the init's life.
-var lifelineKeep *os.File
-
 // sbInit is the init's state.
 type sbInit struct {
 	fd     int
@@ -78,11 +74,12 @@ type sbInit struct {
 	scope  int               // a ruleset that scopes signals only: each command's domain
 	filter []unix.SockFilter // the seccomp filter, nil for none
 	holder *os.File          // the holder program (holderFile), nil for a fork of the init
-	// lifeline is the read end of a pipe whose write end only the init
-	// holds: each holder's stdin, which ends when the init does.
-	lifeline *os.File
-	keep     []int      // the capabilities a command keeps (as root)
-	sendMu   sync.Mutex // one message at a time on fd
+	// lifeline is the read end of a pipe whose write end, lifelineW,
+	// only the init holds (close-on-exec, kept for its life): each
+	// holder's stdin, which ends when the init does.
+	lifeline, lifelineW *os.File
+	keep                []int      // the capabilities a command keeps (as root)
+	sendMu              sync.Mutex // one message at a time on fd
 	// running counts the commands started and not yet ended.
 	running atomic.Int64
 }
@@ -108,12 +105,9 @@ func newInit(cfgJSON string) (*sbInit, error) {
 	if in.holder, err = holderFile(); err != nil {
 		return nil, fmt.Errorf("cannot write the holder program: %w", err)
 	}
-	// The write end is kept (close-on-exec) for the init's life.
-	var keep *os.File
-	if in.lifeline, keep, err = os.Pipe(); err != nil {
+	if in.lifeline, in.lifelineW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("cannot make the holders' lifeline: %w", err)
 	}
-	lifelineKeep = keep
 	p := v.policy()
 	if in.filter, err = commandFilter(p.unixSockets, v.Network, p.namespaces); err != nil {
 		return nil, fmt.Errorf("cannot build the seccomp filter: %w", err)

@@ -19,9 +19,8 @@ type perRun struct {
 	mu    sync.Mutex
 	inits map[string]*runInit
 	// off: the per-run sandbox could not start (or cannot exist here);
-	// every command gets a sandbox of its own, as why says.
+	// every command gets a sandbox of its own (the run was told why).
 	off bool
-	why string
 }
 
 // perRunWhy says why a Sandbox of mechanism m cannot have a per-run
@@ -76,11 +75,7 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 			// bwrap did not run after all: the next run asks it again.
 			forgetBwrapWorks(s.stateDir)
 		}
-		pr.off = true
-		pr.why = "the run's sandbox could not start (" + err.Error() + "): each command gets a sandbox of its own, which costs a few milliseconds more"
-		if s.Notify != nil {
-			s.Notify(pr.why)
-		}
+		s.perRunOffLocked("could not start (" + err.Error() + ")")
 		return nil
 	}
 	if pr.inits == nil {
@@ -111,18 +106,23 @@ func (s *Sandbox) perRunFailed(why error) {
 	pr := &s.perRun
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	if pr.off {
-		return
+	if !pr.off {
+		s.perRunOffLocked("could not start a command (" + why.Error() + ")")
 	}
+}
+
+// perRunOffLocked turns the run's sandbox off (pr.mu held), ends the inits
+// it has, and tells the run once why: what the run's sandbox did, failing.
+func (s *Sandbox) perRunOffLocked(what string) {
+	pr := &s.perRun
 	pr.off = true
-	pr.why = "the run's sandbox could not start a command (" + why.Error() + "): each command gets a sandbox of its own, which costs a few milliseconds more"
-	if s.Notify != nil {
-		s.Notify(pr.why)
-	}
 	for _, ri := range pr.inits {
 		go ri.close()
 	}
 	pr.inits = nil
+	if s.Notify != nil {
+		s.Notify("the run's sandbox " + what + ": each command gets a sandbox of its own, which costs a few milliseconds more")
+	}
 }
 
 // startInitHook starts an init (tests make it fail).
