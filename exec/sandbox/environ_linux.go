@@ -19,11 +19,14 @@ const maxEnviron = 64 << 20
 
 // HideEnviron keeps hitl's secrets out of its environment block, which
 // /proc/<pid>/environ shows (Landlock does not hide it from a child):
-// when args name a command that starts children (exec, resume), hitl
+// when args name a command that starts children (exec, resume, mcp), hitl
+// copies its environment into memory the block is not, then overwrites
+// the block with zeros (blankEnviron), so the process goes on as it is,
+// with no second start. Where that cannot be done and checked, it
 // re-executes itself with the whole environment handed over in a memfd,
-// and the re-executed process reads it back into memory only. It also
-// marks the process non-dumpable. It returns in the process that goes on;
-// on any failure it goes on with the environment as it was.
+// and the re-executed process reads it back into memory only. Either way
+// it marks the process non-dumpable. It returns in the process that goes
+// on; on any failure it goes on with the environment as it was.
 func HideEnviron(args []string) {
 	// Files hitl inherited from its parent (a CI runner's pipes, a hook's
 	// descriptors) are not passed on to its children: only stdin, stdout
@@ -38,7 +41,7 @@ func HideEnviron(args []string) {
 		return
 	}
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	if len(os.Environ()) == 0 {
+	if len(os.Environ()) == 0 || blankEnviron() == nil {
 		return
 	}
 	self, err := os.Executable()

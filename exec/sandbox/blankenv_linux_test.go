@@ -1,0 +1,93 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"testing"
+)
+
+// hideEnvironEnv names, in the test binary's environment, that it is the
+// process HideEnviron runs in (hideEnvironChild).
+const hideEnvironEnv = "HITL_SANDBOX_TEST_HIDE_ENVIRON"
+
+// hideEnvironArg is the child's argv[1], which a re-exec keeps (its
+// environment is then only the memfd's number until HideEnviron runs).
+const hideEnvironArg = "hide-environ-child"
+
+func init() {
+	if os.Getenv(hideEnvironEnv) != "" || len(os.Args) > 2 && os.Args[1] == hideEnvironArg {
+		os.Exit(hideEnvironChild())
+	}
+}
+
+// hideEnvironChild says it started (once per start: a re-exec says it
+// twice), hides its environment as `hitl exec` does, and prints what
+// /proc/self/environ then holds, what it still reads of its secret, and
+// what a child it starts with its environment reads.
+func hideEnvironChild() int {
+	fmt.Println("started")
+	HideEnviron([]string{os.Args[0], hideEnvironArg, "exec"})
+	block, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		fmt.Println("environ:", err)
+		return 1
+	}
+	fmt.Printf("environ: %d bytes, text %q\n", len(block), bytes.Trim(block, "\x00"))
+	fmt.Println("getenv:", os.Getenv("HITL_TEST_SECRET"))
+	out, err := osexec.Command("/bin/sh", "-c", `echo "child: $HITL_TEST_SECRET $HITL_TEST_EQUALS"`).Output()
+	if err != nil {
+		fmt.Println("child:", err)
+		return 1
+	}
+	fmt.Print(string(out))
+	return 0
+}
+
+// hitl exec hides its environment in place: it starts once (no second
+// start of the whole program), its environment block reads as zeros, and
+// the variables are still its own and its children's.
+func TestHideEnvironInPlace(t *testing.T) {
+	cmd := osexec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), hideEnvironEnv+"=1", "HITL_TEST_SECRET=sk-hidden-0123456789", "HITL_TEST_EQUALS=a=b=c")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := string(out)
+	if n := strings.Count(got, "started\n"); n != 1 {
+		t.Errorf("started %d times (a re-exec starts the program twice):\n%s", n, got)
+	}
+	if !strings.Contains(got, `text ""`) || strings.Contains(got, "environ: 0 bytes") {
+		t.Errorf("the environment block still holds text (or was not read):\n%s", got)
+	}
+	if strings.Contains(got, "HITL_TEST_SECRET=") {
+		t.Errorf("the secret is in the environment block:\n%s", got)
+	}
+	for _, want := range []string{"getenv: sk-hidden-0123456789\n", "child: sk-hidden-0123456789 a=b=c\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+}
+
+// The environment block is found in /proc/self/stat whatever the
+// command name holds (spaces, parentheses).
+func TestEnvironBlockIsFound(t *testing.T) {
+	start, end, err := environBlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end <= start {
+		t.Fatalf("block [%#x, %#x)", start, end)
+	}
+	block, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint64(len(block)) != end-start {
+		t.Errorf("block of %d bytes, /proc/self/environ %d", end-start, len(block))
+	}
+}
