@@ -193,6 +193,31 @@ func attackInit() {
 	_ = syscall.Kill(1, syscall.SIGKILL)
 	time.Sleep(50 * time.Millisecond)
 	fmt.Println("holder alive: the attacker is still here")
+	// The second process of its namespace: the first is its holder,
+	// which shares the init's memory. Neither traced nor read.
+	if os.Getpid() == 2 {
+		attackHolder()
+	}
+}
+
+// attackHolder goes at the memory its holder (pid 1 of its namespace)
+// shares with the init: tracing it, and reading it where the init's
+// program is loaded.
+func attackHolder() {
+	runtime.LockOSThread()
+	if err := unix.PtraceSeize(1); err != nil {
+		fmt.Printf("holder ptrace: refused: %v\n", err)
+	} else {
+		fmt.Println("holder ptrace: ATTACHED")
+	}
+	buf := make([]byte, 64)
+	local := []unix.Iovec{{Base: &buf[0], Len: uint64(len(buf))}}
+	remote := []unix.RemoteIovec{{Base: 0x400000, Len: len(buf)}}
+	if n, err := unix.ProcessVMReadv(1, local, remote, 0); err != nil {
+		fmt.Printf("holder memory: refused: %v\n", err)
+	} else {
+		fmt.Printf("holder memory: READ %d bytes\n", n)
+	}
 }
 
 // procIsMine says whether /proc is of this process's PID namespace (a pid

@@ -1,99 +1,154 @@
 package sandbox
 
 import (
-	"bytes"
-	"debug/elf"
-	"encoding/binary"
 	"fmt"
 	"os"
-	"runtime"
+	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // The holder is the first process of each command's PID namespace (the
-// command is the second): it does nothing until the init kills it, or the
-// init ends, which ends the namespace and all the command left. It is a program of a few
-// bytes that hitl writes into a sealed memfd when the init starts, so that
-// starting it costs an exec of nothing (a vfork, no copy of the init's
-// memory, no dynamic loader). Where hitl has no such program (another
-// architecture), the holder is a fork of the init (forkHolder).
+// command is the second): it does nothing until the init closes its
+// lifeline, or the init ends, which ends the namespace and all the command
+// left. On amd64
+// it is a clone of the init that shares the init's memory (CLONE_VM: no
+// exec, no copy of the memory, no new address space to make and tear
+// down) and runs, on a stack of its own, a few system calls
+// (cloneHolder): it reads a byte from its lifeline — a pipe whose other
+// end only the init holds, so the read ends when the init closes it or
+// ends, however — and exits. Elsewhere the holder is a fork of the init
+// (forkHolder).
+//
+// A holder that shares the init's memory is kept out of its command's
+// reach as the init is: the command's Landlock domain is nested inside the
+// holder's (prepare), so it can neither trace nor signal it, whatever its
+// capabilities, and the memory is not dumpable.
 
-// holderCode is the holder's machine code for GOARCH, or nil: it reads a
-// byte from its stdin — a pipe whose other end only the init holds, so the
-// read ends when the init does, however it ends — and exits.
-func holderCode(goarch string) []byte {
-	switch goarch {
-	case "amd64":
-		return []byte{
-			0x31, 0xc0, // xor eax, eax (read)
-			0x31, 0xff, // xor edi, edi (fd 0)
-			0x48, 0x89, 0xe6, // mov rsi, rsp (a byte of the stack)
-			0xba, 0x01, 0x00, 0x00, 0x00, // mov edx, 1
-			0x0f, 0x05, // syscall
-			0xb8, 0xe7, 0x00, 0x00, 0x00, // mov eax, 231 (exit_group)
-			0x31, 0xff, // xor edi, edi
-			0x0f, 0x05, // syscall
+// holderStack is the size of a cloned holder's stack: it keeps one byte.
+const holderStack = 4096
+
+// holderProc is a command's holder: its pid, its lifeline's write end
+// (the init's alone), and the stack a cloned one runs on.
+type holderProc struct {
+	pid   int
+	life  *os.File
+	stack []byte
+}
+
+// end ends the holder, and with it its PID namespace, without waiting:
+// its lifeline closed, it reads the end and exits, and the kernel ends
+// all the namespace held. No signal: the thread that starts the command
+// is in the command's domain, which cannot signal the holder.
+func (h *holderProc) end() {
+	if h.life != nil {
+		h.life.Close()
+		h.life = nil
+	}
+}
+
+// reap waits for the ended holder (its namespace gone with it), then
+// releases its stack.
+func (h *holderProc) reap() {
+	if h.pid > 0 {
+		waitPid(h.pid)
+		h.pid = 0
+	}
+	h.release()
+}
+
+// release unmaps a cloned holder's stack: only once it has been waited
+// for (or never ran).
+func (h *holderProc) release() {
+	if h.pid == 0 && h.stack != nil {
+		_ = unix.Munmap(h.stack)
+		h.stack = nil
+	}
+}
+
+// startHolder starts the first process of the PID namespace this thread's
+// children start in, with the read end of a lifeline of its own as its
+// only descriptor. It ends when the init closes the write end (end) or
+// ends, however; and with this thread (its parent-death signal).
+func (in *sbInit) startHolder() (*holderProc, error) {
+	h := &holderProc{}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return h, fmt.Errorf("the holder's lifeline: %w", err)
+	}
+	defer r.Close()
+	h.life = w
+	// The holder runs no Go: every signal stays blocked in it.
+	var all, old unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^uint64(0)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old); err != nil {
+		h.end()
+		return h, fmt.Errorf("signal mask: %w", err)
+	}
+	defer func() { _ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil) }()
+	if !canCloneHolder {
+		pid, errno := forkHolder(int(r.Fd()))
+		if errno != 0 {
+			h.end()
+			return h, errno
+		}
+		h.pid = pid
+		return h, nil
+	}
+	h.stack, err = unix.Mmap(-1, 0, holderStack, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_STACK)
+	if err != nil {
+		h.end()
+		return h, fmt.Errorf("the holder's stack: %w", err)
+	}
+	top := (uintptr(unsafe.Pointer(&h.stack[len(h.stack)-1])) + 1) &^ 15
+	pid, errno := cloneHolder(top, int32(r.Fd()))
+	if errno != 0 {
+		h.end()
+		h.release()
+		return h, syscall.Errno(errno)
+	}
+	h.pid = int(pid)
+	return h, nil
+}
+
+// holderName is the holder's name (comm), NUL-terminated.
+var holderName = [...]byte{'h', 'i', 't', 'l', '-', 'p', 'i', 'd', 'n', 's', 0}
+
+// forkHolder forks this process: the child, the first process of the PID
+// namespace this thread's children start in, does nothing but read its
+// lifeline (so the command is an ordinary process, its signals and
+// SIGPIPE as anywhere, not a namespace's init). The child runs only this
+// function after the fork, raw system calls on its own copy of the stack,
+// with every signal blocked (the caller's mask): no Go runtime, no
+// allocation.
+//
+//go:nosplit
+//go:norace
+func forkHolder(lifeline int) (pid int, errno syscall.Errno) {
+	r1, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	if r1 != 0 {
+		return int(r1), 0
+	}
+	// It dies with the thread that forked it, which lives as long as
+	// the command (or the init does).
+	syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0, 0)
+	// It holds no descriptor but its lifeline: not the command's pipes
+	// (their reader would never see the end), nor the socket to hitl.
+	syscall.RawSyscall6(unix.SYS_CLOSE_RANGE, 0, uintptr(lifeline-1), 0, 0, 0, 0)
+	syscall.RawSyscall6(unix.SYS_CLOSE_RANGE, uintptr(lifeline+1), ^uintptr(0), 0, 0, 0, 0)
+	// Named for what it is (ps, and the probe that looks for the init).
+	syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&holderName[0])), 0, 0, 0, 0)
+	var b [1]byte
+	for {
+		_, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(lifeline), uintptr(unsafe.Pointer(&b[0])), 1)
+		if e != syscall.EINTR {
+			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
 		}
 	}
-	return nil
-}
-
-// holderELF is a static ELF executable whose one segment is code, loaded
-// at 0x400000 and entered at its first byte; nil where holderCode has
-// nothing.
-func holderELF(goarch string) []byte {
-	code := holderCode(goarch)
-	if code == nil {
-		return nil
-	}
-	const (
-		base    = 0x400000
-		ehsize  = 64
-		phsize  = 56
-		codeOff = ehsize + phsize
-	)
-	var b bytes.Buffer
-	le := binary.LittleEndian
-	hdr := elf.Header64{
-		Type: uint16(elf.ET_EXEC), Machine: uint16(elf.EM_X86_64), Version: uint32(elf.EV_CURRENT),
-		Entry: base + codeOff, Phoff: ehsize, Ehsize: ehsize, Phentsize: phsize, Phnum: 1,
-	}
-	copy(hdr.Ident[:], elf.ELFMAG)
-	hdr.Ident[elf.EI_CLASS] = byte(elf.ELFCLASS64)
-	hdr.Ident[elf.EI_DATA] = byte(elf.ELFDATA2LSB)
-	hdr.Ident[elf.EI_VERSION] = byte(elf.EV_CURRENT)
-	hdr.Ident[elf.EI_OSABI] = byte(elf.ELFOSABI_NONE)
-	size := uint64(codeOff + len(code))
-	ph := elf.Prog64{
-		Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R | elf.PF_X),
-		Off: 0, Vaddr: base, Paddr: base, Filesz: size, Memsz: size, Align: 0x1000,
-	}
-	_ = binary.Write(&b, le, hdr)
-	_ = binary.Write(&b, le, ph)
-	b.Write(code)
-	return b.Bytes()
-}
-
-// holderFile is the holder program in a sealed memfd (close-on-exec), or
-// nil where there is none.
-func holderFile() (*os.File, error) {
-	prog := holderELF(runtime.GOARCH)
-	if prog == nil {
-		return nil, nil
-	}
-	fd, err := unix.MemfdCreate("hitl-pidns", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
-	if err != nil {
-		return nil, fmt.Errorf("memfd: %w", err)
-	}
-	f := os.NewFile(uintptr(fd), "hitl-pidns")
-	if _, err := f.Write(prog); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
 }

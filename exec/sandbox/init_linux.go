@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"unsafe"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -73,13 +72,8 @@ type sbInit struct {
 	v      view
 	scope  int               // a ruleset that scopes signals only: each command's domain
 	filter []unix.SockFilter // the seccomp filter, nil for none
-	holder *os.File          // the holder program (holderFile), nil for a fork of the init
-	// lifeline is the read end of a pipe whose write end, lifelineW,
-	// only the init holds (close-on-exec, kept for its life): each
-	// holder's stdin, which ends when the init does.
-	lifeline, lifelineW *os.File
-	keep                []int      // the capabilities a command keeps (as root)
-	sendMu              sync.Mutex // one message at a time on fd
+	keep   []int             // the capabilities a command keeps (as root)
+	sendMu sync.Mutex        // one message at a time on fd
 	// running counts the commands started and not yet ended.
 	running atomic.Int64
 }
@@ -92,8 +86,10 @@ func newInit(cfgJSON string) (*sbInit, error) {
 	in := &sbInit{v: v}
 	// The init itself is confined by the view's domain (every thread);
 	// each command's thread adds a domain of its own inside it that only
-	// scopes signals and abstract unix sockets, so no command reaches the
-	// init (its domain's parent) nor another command (a sibling domain).
+	// scopes signals and abstract unix sockets, in which its holder runs,
+	// and one more inside that for the command, so no command reaches the
+	// init or its holder (domains above its own) nor another command (in
+	// a sibling domain).
 	if err := confine(v); err != nil {
 		return nil, fmt.Errorf("cannot apply the Landlock domain: %w", err)
 	}
@@ -102,12 +98,6 @@ func newInit(cfgJSON string) (*sbInit, error) {
 		return nil, fmt.Errorf("cannot make the scoping ruleset: %w", err)
 	}
 	in.scope = fd
-	if in.holder, err = holderFile(); err != nil {
-		return nil, fmt.Errorf("cannot write the holder program: %w", err)
-	}
-	if in.lifeline, in.lifelineW, err = os.Pipe(); err != nil {
-		return nil, fmt.Errorf("cannot make the holders' lifeline: %w", err)
-	}
 	p := v.policy()
 	if in.filter, err = commandFilter(p.unixSockets, v.Network, p.namespaces); err != nil {
 		return nil, fmt.Errorf("cannot build the seccomp filter: %w", err)
@@ -179,8 +169,11 @@ func (in *sbInit) newWorker() worker {
 func (in *sbInit) work(jobs <-chan job) {
 	runtime.LockOSThread()
 	holder, perr := in.prepare()
+	defer holder.release()
 	j, ok := <-jobs
 	if !ok {
+		holder.end()
+		holder.reap()
 		return
 	}
 	// The last word on the command counts it out first: hitl may start
@@ -195,7 +188,8 @@ func (in *sbInit) work(jobs <-chan job) {
 	if err == nil {
 		pid, err = in.start(req, j.files)
 		if err != nil {
-			endNamespace(holder)
+			holder.end()
+			holder.reap()
 		}
 	}
 	closeAll(j.files)
@@ -212,9 +206,9 @@ func (in *sbInit) work(jobs <-chan job) {
 	if err != nil {
 		// Killed with its namespace; waited for before the holder, whose
 		// end waits for every process of the namespace to be.
-		_ = syscall.Kill(holder, syscall.SIGKILL)
+		holder.end()
 		waitPid(pid)
-		waitPid(holder)
+		holder.reap()
 		finish(reply{ID: req.ID, Error: fmt.Sprintf("pidfd: %v", err)})
 		return
 	}
@@ -222,13 +216,12 @@ func (in *sbInit) work(jobs <-chan job) {
 	// The command's end is its pidfd's, whoever may wait for it: a
 	// process that traces it (its own child) gets its exit first, and
 	// wait4 would wait for that tracer. Its namespace is ended first (the
-	// tracer with it), then it is waited for. This thread shares the
-	// command's domain, so its signal reaches the holder.
+	// tracer with it), then it is waited for.
 	waitExit(pidfd)
 	unix.Close(pidfd)
-	_ = syscall.Kill(holder, syscall.SIGKILL)
+	holder.end()
 	ws := waitPid(pid)
-	waitPid(holder)
+	holder.reap()
 	finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
 }
 
@@ -246,13 +239,6 @@ func waitExit(pidfd int) {
 	}
 }
 
-// endNamespace kills the holder, the first process of a command's PID
-// namespace, and waits for it: the kernel ends all the namespace held.
-func endNamespace(holder int) {
-	_ = syscall.Kill(holder, syscall.SIGKILL)
-	waitPid(holder)
-}
-
 func waitPid(pid int) syscall.WaitStatus {
 	var ws syscall.WaitStatus
 	for {
@@ -266,34 +252,40 @@ func waitPid(pid int) syscall.WaitStatus {
 
 // prepare confines this thread for a command: no_new_privs, a new PID
 // namespace for its children whose first process is a holder (startHolder:
-// when the command ends, the init kills the holder, and the kernel
+// when the command ends, the init ends the holder, and the kernel
 // everything the command left, setsid or not), the capabilities of the
-// class, the seccomp filter, and a Landlock domain of its own. What the
-// thread holds, the holder and the command inherit. It returns the
-// holder's pid.
-func (in *sbInit) prepare() (holder int, err error) {
+// class, the seccomp filter, and a Landlock domain of its own, in which
+// the holder starts; then one more domain inside that one, the command's,
+// so that the command can neither trace nor signal its holder. What the
+// thread holds, the command inherits.
+func (in *sbInit) prepare() (holder *holderProc, err error) {
+	holder = &holderProc{}
 	if in.v.FailPrepare {
-		return 0, errors.New("failing on purpose (a test)")
+		return holder, errors.New("failing on purpose (a test)")
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return 0, fmt.Errorf("no_new_privs: %w", err)
+		return holder, fmt.Errorf("no_new_privs: %w", err)
 	}
 	// This thread's children start in a new PID namespace.
 	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
-		return 0, fmt.Errorf("a PID namespace: %w", err)
+		return holder, fmt.Errorf("a PID namespace: %w", err)
 	}
 	if err := threadCaps(in.keep); err != nil {
-		return 0, err
+		return holder, err
 	}
 	if err := installFilter(in.filter, 0); err != nil {
-		return 0, fmt.Errorf("the seccomp filter: %w", err)
+		return holder, fmt.Errorf("the seccomp filter: %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(in.scope, 0); err != nil {
-		return 0, fmt.Errorf("the Landlock domain: %w", err)
+		return holder, fmt.Errorf("the Landlock domain: %w", err)
 	}
-	holder, err = in.startHolder()
-	if err != nil {
-		return 0, fmt.Errorf("the PID namespace's first process: %w", err)
+	if holder, err = in.startHolder(); err != nil {
+		return holder, fmt.Errorf("the PID namespace's first process: %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(in.scope, 0); err != nil {
+		holder.end()
+		holder.reap()
+		return holder, fmt.Errorf("the command's Landlock domain: %w", err)
 	}
 	return holder, nil
 }
@@ -306,65 +298,6 @@ func (in *sbInit) start(req request, files []*os.File) (pid int, err error) {
 	// which dies with this thread or the init.
 	attr := &syscall.ProcAttr{Dir: string(req.Dir), Env: toStrings(req.Env), Files: fds, Sys: &syscall.SysProcAttr{Setsid: true}}
 	return syscall.ForkExec(string(req.Prog), toStrings(req.Argv), attr)
-}
-
-// startHolder starts the first process of the PID namespace this thread's
-// children start in: the holder program, or a fork of the init where there
-// is none. It dies with this thread (its parent-death signal), which lives
-// as long as the command.
-func (in *sbInit) startHolder() (int, error) {
-	if in.holder != nil {
-		return syscall.ForkExec(fmt.Sprintf("/proc/self/fd/%d", in.holder.Fd()), []string{"hitl-pidns"},
-			&syscall.ProcAttr{Files: []uintptr{in.lifeline.Fd()}, Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}})
-	}
-	// The fork runs no Go: every signal stays blocked in it.
-	var all, old unix.Sigset_t
-	for i := range all.Val {
-		all.Val[i] = ^uint64(0)
-	}
-	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old); err != nil {
-		return 0, fmt.Errorf("signal mask: %w", err)
-	}
-	pid, errno := forkHolder()
-	_ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
-	if errno != 0 {
-		return 0, errno
-	}
-	return pid, nil
-}
-
-// holderName is the holder's name (comm), NUL-terminated.
-var holderName = [...]byte{'h', 'i', 't', 'l', '-', 'p', 'i', 'd', 'n', 's', 0}
-
-// forkHolder forks this process: the child, the first process of the PID
-// namespace this thread's children start in, does nothing until it is
-// killed (so the command is an ordinary process, its signals and SIGPIPE
-// as anywhere, not a namespace's init). The child runs only this function
-// after the fork, raw system calls on its own copy of the stack, with
-// every signal blocked (the caller's mask): no Go runtime, no allocation.
-//
-//go:nosplit
-//go:norace
-func forkHolder() (pid int, errno syscall.Errno) {
-	r1, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	if r1 != 0 {
-		return int(r1), 0
-	}
-	// It dies with the thread that forked it, which lives as long as
-	// the command (or the init does).
-	syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0, 0)
-	// It holds no descriptor: not the command's pipes (their reader
-	// would never see the end), nor the socket to hitl.
-	syscall.RawSyscall6(unix.SYS_CLOSE_RANGE, 0, ^uintptr(0), 0, 0, 0, 0)
-	// Named for what it is (ps, and the probe that looks for the init).
-	syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&holderName[0])), 0, 0, 0, 0)
-	for {
-		// ppoll of nothing, no timeout: sleeps until killed.
-		syscall.RawSyscall6(syscall.SYS_PPOLL, 0, 0, 0, 0, 0, 0)
-	}
 }
 
 // threadCaps leaves this thread the capabilities a command keeps: keep as

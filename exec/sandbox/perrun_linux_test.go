@@ -481,7 +481,7 @@ func TestUnpreparedCommandFallsBack(t *testing.T) {
 	})
 }
 
-// childrenNamed are the children of pid whose command line is name.
+// childrenNamed are the children of pid whose name (comm) is name.
 func childrenNamed(pid int, name string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var out []int
@@ -494,7 +494,7 @@ func childrenNamed(pid int, name string) []int {
 		if !bytes.Contains(status, []byte("\nPPid:\t"+strconv.Itoa(pid)+"\n")) {
 			continue
 		}
-		if cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(bytes.TrimRight(cmdline, "\x00")) == name {
+		if comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm"); string(bytes.TrimRight(comm, "\n")) == name {
 			out = append(out, child)
 		}
 	}

@@ -1,0 +1,11 @@
+//go:build linux && !amd64
+
+package sandbox
+
+// canCloneHolder: no clone of the init runs the holder here; it is a fork
+// of the init (forkHolder).
+const canCloneHolder = false
+
+func cloneHolder(uintptr, int32) (int64, int64) {
+	panic("sandbox: no cloneHolder on this architecture")
+}
