@@ -58,11 +58,12 @@ func initMain(fdArg, cfgJSON string) int {
 	// Ready while the first worker gets ready: a worker that cannot
 	// (a PID namespace, the holder, the domain) says so to the command
 	// it was for, and hitl falls back to a sandbox per command.
-	first := in.newWorker()
+	in.done = make(chan struct{})
+	go in.work()
 	if err := in.send(reply{Ready: true}, nil); err != nil {
 		return 126
 	}
-	in.serve(first)
+	<-in.done
 	return 0
 }
 
@@ -76,6 +77,9 @@ type sbInit struct {
 	sendMu sync.Mutex        // one message at a time on fd
 	// running counts the commands started and not yet ended.
 	running atomic.Int64
+	// done is closed when hitl closes the socket (or it fails): the init
+	// then exits, and every command's namespace ends with it.
+	done chan struct{}
 }
 
 func newInit(cfgJSON string) (*sbInit, error) {
@@ -114,20 +118,17 @@ func (in *sbInit) send(r reply, fds []int) error {
 	return sendMsg(in.fd, r, fds)
 }
 
-// serve starts each request's command until hitl closes the socket (or
-// it fails). The init then exits, and its PID namespace ends with it: every
-// command's namespace with it.
-//
-// A command is started by a worker: a thread confined for it alone, with
-// the first process of its PID namespace already there. One worker is kept
-// ready ahead of the next request, so that a command waits only for its own
-// fork and exec.
-func (in *sbInit) serve(spare worker) {
+// next reads the next request until one is a command to start, and
+// counts it in; false when hitl closed the socket (or it failed), with
+// done closed. One worker at a time reads: the one kept ready, which then
+// starts the command itself, so a command waits for no other thread.
+func (in *sbInit) next() (job, bool) {
 	for {
 		var req request
 		files, err := recvMsg(in.fd, &req)
 		if err != nil {
-			return
+			close(in.done)
+			return job{}, false
 		}
 		if len(files) != 3 {
 			closeAll(files)
@@ -140,8 +141,7 @@ func (in *sbInit) serve(spare worker) {
 			continue
 		}
 		in.running.Add(1)
-		spare.jobs <- job{req, files}
-		spare = in.newWorker()
+		return job{req, files}, true
 	}
 }
 
@@ -151,26 +151,18 @@ type job struct {
 	files []*os.File
 }
 
-// worker is a worker seen from serve: where its job goes.
-type worker struct{ jobs chan<- job }
-
-// newWorker starts a worker, which gets ready and waits for its one job.
-func (in *sbInit) newWorker() worker {
-	jobs := make(chan job, 1)
-	go in.work(jobs)
-	return worker{jobs}
-}
-
-// work confines its thread for a command (prepare), then starts the job's
-// command, says so with its pidfd, waits for it, ends its PID namespace
-// (all it left) and says how it ended. The thread is never given back: a
-// goroutine that ends locked ends its thread. Nothing in the command's
-// namespace can name it.
-func (in *sbInit) work(jobs <-chan job) {
+// work is a worker: a thread confined for one command alone (prepare),
+// with the first process of its PID namespace already there. Kept ready,
+// it reads the next request (next), has the next worker get ready, then
+// starts the command, says so with its pidfd, waits for it, ends its PID
+// namespace (all it left) and says how it ended. The thread is never given
+// back: a goroutine that ends locked ends its thread. Nothing in the
+// command's namespace can name it.
+func (in *sbInit) work() {
 	runtime.LockOSThread()
 	holder, perr := in.prepare()
 	defer holder.release()
-	j, ok := <-jobs
+	j, ok := in.next()
 	if !ok {
 		holder.end()
 		holder.reap()
@@ -193,6 +185,9 @@ func (in *sbInit) work(jobs <-chan job) {
 		}
 	}
 	closeAll(j.files)
+	// The next worker gets ready (and reads) while this one's command
+	// runs.
+	go in.work()
 	if err != nil {
 		r := reply{ID: req.ID, Error: err.Error(), Unprepared: perr != nil}
 		var errno syscall.Errno
