@@ -9,17 +9,15 @@ import (
 	"testing"
 )
 
-// hideEnvironEnv names, in the test binary's environment, that it is the
-// process HideEnviron runs in (hideEnvironChild).
-const hideEnvironEnv = "HITL_SANDBOX_TEST_HIDE_ENVIRON"
-
 // hideEnvironArg is the child's argv[1], which a re-exec keeps (its
-// environment is then only the memfd's number until HideEnviron runs).
+// environment is then only the memfd's number until HideEnviron runs);
+// argv[2] is what it does: "report", or, for the benchmark, "in-place"
+// and "re-exec" (hide, then exit).
 const hideEnvironArg = "hide-environ-child"
 
 func init() {
-	if os.Getenv(hideEnvironEnv) != "" || len(os.Args) > 2 && os.Args[1] == hideEnvironArg {
-		os.Exit(hideEnvironChild())
+	if len(os.Args) > 3 && os.Args[1] == hideEnvironArg {
+		os.Exit(hideEnvironChild(os.Args[2]))
 	}
 }
 
@@ -27,9 +25,22 @@ func init() {
 // twice), hides its environment as `hitl exec` does, and prints what
 // /proc/self/environ then holds, what it still reads of its secret, and
 // what a child it starts with its environment reads.
-func hideEnvironChild() int {
+func hideEnvironChild(mode string) int {
+	args := []string{os.Args[0], hideEnvironArg, mode, "exec"}
+	switch mode {
+	case "in-place":
+		HideEnviron(args)
+		return 0
+	case "re-exec":
+		if _, restored := os.LookupEnv(environFD); !restored {
+			reexecHidden(args)
+			return 1 // not re-executed
+		}
+		HideEnviron(args)
+		return 0
+	}
 	fmt.Println("started")
-	HideEnviron([]string{os.Args[0], hideEnvironArg, "exec"})
+	HideEnviron(args)
 	block, err := os.ReadFile("/proc/self/environ")
 	if err != nil {
 		fmt.Println("environ:", err)
@@ -50,8 +61,8 @@ func hideEnvironChild() int {
 // start of the whole program), its environment block reads as zeros, and
 // the variables are still its own and its children's.
 func TestHideEnvironInPlace(t *testing.T) {
-	cmd := osexec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), hideEnvironEnv+"=1", "HITL_TEST_SECRET=sk-hidden-0123456789", "HITL_TEST_EQUALS=a=b=c")
+	cmd := osexec.Command(os.Args[0], hideEnvironArg, "report", "exec")
+	cmd.Env = append(os.Environ(), "HITL_TEST_SECRET=sk-hidden-0123456789", "HITL_TEST_EQUALS=a=b=c")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -89,5 +100,22 @@ func TestEnvironBlockIsFound(t *testing.T) {
 	}
 	if uint64(len(block)) != end-start {
 		t.Errorf("block of %d bytes, /proc/self/environ %d", end-start, len(block))
+	}
+}
+
+// BenchmarkHideEnviron is what hiding its environment costs a process
+// that starts children (hitl exec): the whole process, started, hidden
+// and ended, in place against a re-exec with a memfd.
+func BenchmarkHideEnviron(b *testing.B) {
+	for _, mode := range []string{"in-place", "re-exec"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				cmd := osexec.Command(os.Args[0], hideEnvironArg, mode, "exec")
+				cmd.Env = append(os.Environ(), "HITL_TEST_SECRET=sk-hidden-0123456789")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+			}
+		})
 	}
 }

@@ -44,6 +44,13 @@ func HideEnviron(args []string) {
 	if len(os.Environ()) == 0 || blankEnviron() == nil {
 		return
 	}
+	reexecHidden(args)
+}
+
+// reexecHidden re-executes hitl with args and its whole environment in a
+// sealed memfd, whose number alone is in the new process's environment
+// (HideEnviron reads it back). It returns only if that cannot be done.
+func reexecHidden(args []string) {
 	self, err := os.Executable()
 	if err != nil {
 		return
