@@ -59,28 +59,36 @@ func hideEnvironChild(mode string) int {
 
 // hitl exec hides its environment in place: it starts once (no second
 // start of the whole program), its environment block reads as zeros, and
-// the variables are still its own and its children's.
+// the variables are still its own and its children's. A HITL_ENVIRON_FD
+// that is not hitl's own hand-over (a sealed memfd) hides nothing less.
 func TestHideEnvironInPlace(t *testing.T) {
-	cmd := osexec.Command(os.Args[0], hideEnvironArg, "report", "exec")
-	cmd.Env = append(os.Environ(), "HITL_TEST_SECRET=sk-hidden-0123456789", "HITL_TEST_EQUALS=a=b=c")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	got := string(out)
-	if n := strings.Count(got, "started\n"); n != 1 {
-		t.Errorf("started %d times (a re-exec starts the program twice):\n%s", n, got)
-	}
-	if !strings.Contains(got, `text ""`) || strings.Contains(got, "environ: 0 bytes") {
-		t.Errorf("the environment block still holds text (or was not read):\n%s", got)
-	}
-	if strings.Contains(got, "HITL_TEST_SECRET=") {
-		t.Errorf("the secret is in the environment block:\n%s", got)
-	}
-	for _, want := range []string{"getenv: sk-hidden-0123456789\n", "child: sk-hidden-0123456789 a=b=c\n"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("want %q in:\n%s", want, got)
-		}
+	for _, extra := range []string{"", environFD + "=x", environFD + "=9", environFD + "=2"} {
+		t.Run(extra, func(t *testing.T) {
+			cmd := osexec.Command(os.Args[0], hideEnvironArg, "report", "exec")
+			cmd.Env = append(os.Environ(), "HITL_TEST_SECRET=sk-hidden-0123456789", "HITL_TEST_EQUALS=a=b=c")
+			if extra != "" {
+				cmd.Env = append(cmd.Env, extra)
+			}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			got := string(out)
+			if n := strings.Count(got, "started\n"); n != 1 {
+				t.Errorf("started %d times (a re-exec starts the program twice):\n%s", n, got)
+			}
+			if !strings.Contains(got, `text ""`) || strings.Contains(got, "environ: 0 bytes") {
+				t.Errorf("the environment block still holds text (or was not read):\n%s", got)
+			}
+			if strings.Contains(got, "HITL_TEST_SECRET=") {
+				t.Errorf("the secret is in the environment block:\n%s", got)
+			}
+			for _, want := range []string{"getenv: sk-hidden-0123456789\n", "child: sk-hidden-0123456789 a=b=c\n"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("want %q in:\n%s", want, got)
+				}
+			}
+		})
 	}
 }
 

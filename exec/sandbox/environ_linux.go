@@ -33,9 +33,13 @@ func HideEnviron(args []string) {
 	// and stderr are (Go opens its own files close-on-exec).
 	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	if v, ok := os.LookupEnv(environFD); ok {
-		restoreEnviron(v)
-		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-		return
+		os.Unsetenv(environFD)
+		if restoreEnviron(v) {
+			_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+			return
+		}
+		// Not hitl's own hand-over (set by someone else, or gone): the
+		// environment is hidden as if it had not been there.
 	}
 	if !startsChildren(args) {
 		return
@@ -91,23 +95,27 @@ func startsChildren(args []string) bool {
 	return false
 }
 
-// restoreEnviron reads the environment from the memfd named by v and makes
-// it the process's (in memory only), then closes the file.
-func restoreEnviron(v string) {
-	os.Unsetenv(environFD)
+// restoreEnviron reads the environment from the memfd named by v, as
+// reexecHidden sealed it, and makes it the process's (in memory only),
+// then closes the file. false when v names no such memfd: nothing read.
+func restoreEnviron(v string) bool {
 	fd, err := strconv.Atoi(v)
 	if err != nil || fd < 3 {
-		return
+		return false
+	}
+	const sealed = unix.F_SEAL_WRITE | unix.F_SEAL_GROW | unix.F_SEAL_SHRINK | unix.F_SEAL_SEAL
+	if seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0); err != nil || seals&sealed != sealed {
+		return false // not a sealed memfd (or no file at all)
 	}
 	f := os.NewFile(uintptr(fd), "hitl-environ")
 	defer f.Close()
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Size > maxEnviron {
-		return
+		return false
 	}
 	data := make([]byte, st.Size)
 	if _, err := f.ReadAt(data, 0); err != nil {
-		return
+		return false
 	}
 	os.Clearenv()
 	for _, kv := range bytes.Split(data, []byte{0}) {
@@ -116,4 +124,5 @@ func restoreEnviron(v string) {
 			os.Setenv(string(name), string(val))
 		}
 	}
+	return true
 }

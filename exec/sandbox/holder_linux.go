@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -33,9 +34,16 @@ const holderStack = 4096
 // (the init's alone), and the stack a cloned one runs on.
 type holderProc struct {
 	pid   int
+	pidfd int // -1 for none
 	life  *os.File
 	stack []byte
 }
+
+// holderGrace is how long a holder whose lifeline was closed may take to
+// end before hitl is asked to kill it: one stopped (SIGSTOP from outside
+// the sandbox: no command can) would otherwise hold its namespace, and
+// the command's end, for ever.
+const holderGrace = 2 * time.Second
 
 // end ends the holder, and with it its PID namespace, without waiting:
 // its lifeline closed, it reads the end and exits, and the kernel ends
@@ -49,13 +57,46 @@ func (h *holderProc) end() {
 }
 
 // reap waits for the ended holder (its namespace gone with it), then
-// releases its stack.
-func (h *holderProc) reap() {
+// releases its stack. A holder not gone within holderGrace is handed to
+// ask (its pidfd), for hitl to kill: this thread, in the command's domain,
+// cannot signal it, and hitl is outside every domain.
+func (h *holderProc) reap(ask func(pidfd int)) {
 	if h.pid > 0 {
+		if h.pidfd >= 0 && ask != nil && !endsWithin(h.pidfd, holderGrace) {
+			ask(h.pidfd)
+		}
 		waitPid(h.pid)
 		h.pid = 0
 	}
+	if h.pidfd >= 0 {
+		unix.Close(h.pidfd)
+		h.pidfd = -1
+	}
 	h.release()
+}
+
+// endsWithin says whether the process of pidfd ends within d (d < 0:
+// waits until it does).
+func endsWithin(pidfd int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		timeout := -1
+		if d >= 0 {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return false
+			}
+			timeout = int(left.Milliseconds()) + 1
+		}
+		n, err := unix.Poll(fds, timeout)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n > 0 {
+			return err == nil
+		}
+	}
 }
 
 // release unmaps a cloned holder's stack: only once it has been waited
@@ -70,9 +111,10 @@ func (h *holderProc) release() {
 // startHolder starts the first process of the PID namespace this thread's
 // children start in, with the read end of a lifeline of its own as its
 // only descriptor. It ends when the init closes the write end (end) or
-// ends, however; and with this thread (its parent-death signal).
+// ends, however. (No parent-death signal: the thread it would come from
+// is then in the command's domain, which may not signal the holder.)
 func (in *sbInit) startHolder() (*holderProc, error) {
-	h := &holderProc{}
+	h := &holderProc{pidfd: -1}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return h, fmt.Errorf("the holder's lifeline: %w", err)
@@ -96,6 +138,7 @@ func (in *sbInit) startHolder() (*holderProc, error) {
 			return h, errno
 		}
 		h.pid = pid
+		h.pidfd, _ = pidfdOr(pid)
 		return h, nil
 	}
 	h.stack, err = unix.Mmap(-1, 0, holderStack, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_STACK)
@@ -111,7 +154,18 @@ func (in *sbInit) startHolder() (*holderProc, error) {
 		return h, syscall.Errno(errno)
 	}
 	h.pid = int(pid)
+	h.pidfd, _ = pidfdOr(h.pid)
 	return h, nil
+}
+
+// pidfdOr is a pidfd of pid, or -1 (the holder is then waited for as it
+// is, with no grace).
+func pidfdOr(pid int) (int, error) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1, err
+	}
+	return fd, nil
 }
 
 // holderName is the holder's name (comm), NUL-terminated.
@@ -135,9 +189,6 @@ func forkHolder(lifeline int) (pid int, errno syscall.Errno) {
 	if r1 != 0 {
 		return int(r1), 0
 	}
-	// It dies with the thread that forked it, which lives as long as
-	// the command (or the init does).
-	syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0, 0)
 	// It holds no descriptor but its lifeline: not the command's pipes
 	// (their reader would never see the end), nor the socket to hitl.
 	syscall.RawSyscall6(unix.SYS_CLOSE_RANGE, 0, uintptr(lifeline-1), 0, 0, 0, 0)

@@ -7,10 +7,9 @@
 // clone(CLONE_VM|SIGCHLD) onto stack. The parent returns the child's pid
 // (or the errno). The child shares the init's memory, so it runs no Go at
 // all, only the system calls below, with every signal blocked (the
-// caller's mask): it dies with the thread that started it
-// (PR_SET_PDEATHSIG), keeps only the lifeline open, takes the name
+// caller's mask): it keeps only the lifeline open, takes the name
 // hitl-pidns, reads a byte from the lifeline (a pipe only the init
-// writes: the read ends when the init does) and exits.
+// writes: the read ends when the init closes it or ends) and exits.
 TEXT ·cloneHolder(SB), NOSPLIT|NOFRAME, $0-32
 	MOVQ	stack+0(FP), SI
 	MOVL	lifeline+8(FP), R12
@@ -34,11 +33,6 @@ ok:
 	RET
 
 child:
-	// prctl(PR_SET_PDEATHSIG, SIGKILL)
-	MOVL	$157, AX
-	MOVL	$1, DI
-	MOVL	$9, SI
-	SYSCALL
 	// close_range(0, lifeline-1, 0): its copy of the init's descriptors
 	// (the socket to hitl, other commands' pipes) goes.
 	MOVL	$436, AX

@@ -165,7 +165,7 @@ func (in *sbInit) work() {
 	j, ok := in.next()
 	if !ok {
 		holder.end()
-		holder.reap()
+		holder.reap(nil)
 		return
 	}
 	// The last word on the command counts it out first: hitl may start
@@ -175,13 +175,14 @@ func (in *sbInit) work() {
 		_ = in.send(r, nil)
 	}
 	req := j.req
+	stuck := func(pidfd int) { _ = in.send(reply{ID: req.ID, HolderStuck: true}, []int{pidfd}) }
 	var pid int
 	err := perr
 	if err == nil {
 		pid, err = in.start(req, j.files)
 		if err != nil {
 			holder.end()
-			holder.reap()
+			holder.reap(stuck)
 		}
 	}
 	closeAll(j.files)
@@ -203,7 +204,7 @@ func (in *sbInit) work() {
 		// end waits for every process of the namespace to be.
 		holder.end()
 		waitPid(pid)
-		holder.reap()
+		holder.reap(stuck)
 		finish(reply{ID: req.ID, Error: fmt.Sprintf("pidfd: %v", err)})
 		return
 	}
@@ -212,26 +213,12 @@ func (in *sbInit) work() {
 	// process that traces it (its own child) gets its exit first, and
 	// wait4 would wait for that tracer. Its namespace is ended first (the
 	// tracer with it), then it is waited for.
-	waitExit(pidfd)
+	endsWithin(pidfd, -1)
 	unix.Close(pidfd)
 	holder.end()
 	ws := waitPid(pid)
-	holder.reap()
+	holder.reap(stuck)
 	finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
-}
-
-// waitExit waits until the process of pidfd has ended.
-func waitExit(pidfd int) {
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, -1)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n > 0 {
-			return
-		}
-	}
 }
 
 func waitPid(pid int) syscall.WaitStatus {
@@ -254,7 +241,7 @@ func waitPid(pid int) syscall.WaitStatus {
 // so that the command can neither trace nor signal its holder. What the
 // thread holds, the command inherits.
 func (in *sbInit) prepare() (holder *holderProc, err error) {
-	holder = &holderProc{}
+	holder = &holderProc{pidfd: -1}
 	if in.v.FailPrepare {
 		return holder, errors.New("failing on purpose (a test)")
 	}
@@ -279,7 +266,7 @@ func (in *sbInit) prepare() (holder *holderProc, err error) {
 	}
 	if err := ll.LandlockRestrictSelf(in.scope, 0); err != nil {
 		holder.end()
-		holder.reap()
+		holder.reap(nil)
 		return holder, fmt.Errorf("the command's Landlock domain: %w", err)
 	}
 	return holder, nil

@@ -166,6 +166,14 @@ func (ri *runInit) read() {
 		if err != nil {
 			break
 		}
+		if r.HolderStuck {
+			// Its namespace, and the command's end, wait for it.
+			for _, f := range files {
+				_ = unix.PidfdSendSignal(int(f.Fd()), unix.SIGKILL, nil, 0)
+			}
+			closeAll(files)
+			continue
+		}
 		ev := event{reply: r}
 		if len(files) > 0 {
 			ev.file = files[0]

@@ -514,3 +514,41 @@ func alive(pids []int) bool {
 	}
 	return false
 }
+
+// A holder stopped from outside the sandbox (no command can signal it)
+// does not hold its command's end for ever: once the command ended, a
+// holder not gone within holderGrace is killed, and the next command
+// runs.
+func TestStoppedHolderDoesNotHoldTheEnd(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		c := sb.Command(context.Background(), Spec{Path: "/bin/sleep", Args: []string{"0.3"}, Dir: dir, Class: ClassAuto, Writable: []string{dir}})
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		initPid, _ := parentOf(t, c.Pid())
+		holders := childrenNamed(initPid, "hitl-pidns")
+		if len(holders) == 0 {
+			t.Fatal("the init has no holder")
+		}
+		for _, h := range holders {
+			_ = syscall.Kill(h, syscall.SIGSTOP)
+		}
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the command: %v", err)
+			}
+		case <-time.After(holderGrace + 10*time.Second):
+			for _, h := range holders {
+				_ = syscall.Kill(h, syscall.SIGCONT)
+			}
+			t.Fatal("a stopped holder held its command's end")
+		}
+		if out, err := runIn(t, sb, ClassAuto, dir, "echo after"); err != nil || strings.TrimSpace(out) != "after" {
+			t.Errorf("the next command: %v %q", err, out)
+		}
+	})
+}

@@ -73,6 +73,10 @@ type reply struct {
 	// worker could not get ready): hitl falls back to a sandbox per
 	// command.
 	Unprepared bool `json:"unprepared,omitempty"`
+	// HolderStuck: the command ended, but its holder (whose pidfd rides
+	// along) did not when its lifeline closed (stopped from outside):
+	// hitl, outside every domain, kills it.
+	HolderStuck bool `json:"holder_stuck,omitempty"`
 }
 
 // sendMsg writes v with fds on the socket fd. Callers serialize sends.
