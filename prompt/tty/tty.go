@@ -29,8 +29,9 @@ type FrontEnd struct {
 }
 
 // consentHold is how long a consent question takes no key once drawn
-// (DESIGN §4), as browsers' permission dialogs do.
-const consentHold = 300 * time.Millisecond
+// (DESIGN §4), as browsers' permission dialogs do. A variable only so that
+// a test on a loaded machine can make it long enough to type into.
+var consentHold = 300 * time.Millisecond
 
 // New returns a front end that reads keys from in and draws on out; both
 // are usually the same terminal (stdin and stderr, or /dev/tty). NO_COLOR in

@@ -102,6 +102,10 @@ func TestSecondEnterDoesNotAnswerTheNextQuestion(t *testing.T) {
 
 // A consent question takes no key for its first moments on the screen.
 func TestConsentQuestionHoldsKeys(t *testing.T) {
+	// Longer than DESIGN's 300 ms, so that keys sent at once are inside
+	// the hold on a loaded machine too; those sent after it, outside.
+	const hold = 2 * time.Second
+	tty.SetConsentHold(t, hold)
 	tm := ptytest.New(t)
 	fe := tty.New(tm.Tty(), tm.Tty())
 	t.Cleanup(func() { fe.Close() })
@@ -109,8 +113,10 @@ func TestConsentQuestionHoldsKeys(t *testing.T) {
 		if !tm.Expect("Yes, for this session") {
 			return
 		}
+		drawn := time.Now()                      // the question was drawn before this
 		tm.Send(ptytest.KeyUp, ptytest.KeyEnter) // at once: too early
 		stillAsking(t, tm, returned, "keys pressed as the approval was drawn")
+		time.Sleep(time.Until(drawn.Add(hold + 200*time.Millisecond)))
 		tm.Send(ptytest.KeyUp, ptytest.KeyEnter)
 	})
 	wantAnswer(t, ans, err, prompt.Accept, `"session"`, "")
