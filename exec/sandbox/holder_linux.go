@@ -138,7 +138,7 @@ func (in *sbInit) startHolder() (*holderProc, error) {
 			return h, errno
 		}
 		h.pid = pid
-		h.pidfd, _ = pidfdOr(pid)
+		h.pidfd = pidfdOr(pid)
 		return h, nil
 	}
 	h.stack, err = unix.Mmap(-1, 0, holderStack, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_STACK)
@@ -154,18 +154,18 @@ func (in *sbInit) startHolder() (*holderProc, error) {
 		return h, syscall.Errno(errno)
 	}
 	h.pid = int(pid)
-	h.pidfd, _ = pidfdOr(h.pid)
+	h.pidfd = pidfdOr(h.pid)
 	return h, nil
 }
 
 // pidfdOr is a pidfd of pid, or -1 (the holder is then waited for as it
 // is, with no grace).
-func pidfdOr(pid int) (int, error) {
+func pidfdOr(pid int) int {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		return -1, err
+		return -1
 	}
-	return fd, nil
+	return fd
 }
 
 // holderName is the holder's name (comm), NUL-terminated.

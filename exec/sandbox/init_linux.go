@@ -161,7 +161,6 @@ type job struct {
 func (in *sbInit) work() {
 	runtime.LockOSThread()
 	holder, perr := in.prepare()
-	defer holder.release()
 	j, ok := in.next()
 	if !ok {
 		holder.end()

@@ -167,9 +167,12 @@ func (ri *runInit) read() {
 			break
 		}
 		if r.HolderStuck {
-			// Its namespace, and the command's end, wait for it.
+			// Its namespace, and the command's end, wait for it. Only
+			// a holder is killed so, whatever pidfd came.
 			for _, f := range files {
-				_ = unix.PidfdSendSignal(int(f.Fd()), unix.SIGKILL, nil, 0)
+				if pid, err := pidOf(f); err == nil && procName(pid) == holderProcName {
+					_ = unix.PidfdSendSignal(int(f.Fd()), unix.SIGKILL, nil, 0)
+				}
 			}
 			closeAll(files)
 			continue
@@ -314,4 +317,16 @@ func pidOf(pidfd *os.File) (int, error) {
 		}
 	}
 	return 0, errors.New("pidfd: no pid")
+}
+
+// holderProcName is a holder's name (comm): holderName without its NUL.
+var holderProcName = string(holderName[:len(holderName)-1])
+
+// procName is the name (comm) of pid in hitl's PID namespace, or "".
+func procName(pid int) string {
+	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(string(comm), "\n")
 }
