@@ -92,14 +92,21 @@ func needTemporal(t testing.TB) {
 	}
 }
 
-func freePort(t testing.TB) int {
+// freePorts returns n distinct loopback ports that were free a moment ago:
+// all are held open together while chosen, so two never coincide (ports
+// chosen one after another can: the kernel may hand out the one just let go).
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // server is a Temporal dev server on loopback with a SQLite file.
@@ -109,6 +116,7 @@ type server struct {
 	port     int
 	httpPort int
 	cmd      *osexec.Cmd
+	exited   chan struct{} // closed when cmd has been waited for
 	log      *os.File
 }
 
@@ -116,43 +124,91 @@ func startServer(t testing.TB) *server {
 	t.Helper()
 	needTemporal(t)
 	dir := t.TempDir()
-	s := &server{t: t, db: filepath.Join(dir, "temporal.db"), port: freePort(t), httpPort: freePort(t)}
+	s := &server{t: t, db: filepath.Join(dir, "temporal.db")}
 	var err error
 	if s.log, err = os.Create(filepath.Join(dir, "server.log")); err != nil {
 		t.Fatal(err)
 	}
-	s.start()
 	t.Cleanup(func() { s.stop(); s.log.Close() })
-	return s
+	// A port found free can be taken before the server binds it (another
+	// test, another package): a server that exits at once is started again
+	// on other ports, up to three times.
+	for attempt := 1; ; attempt++ {
+		p := freePorts(t, 2)
+		s.port, s.httpPort = p[0], p[1]
+		err := s.launch()
+		if err == nil {
+			return s
+		}
+		if !errors.Is(err, errExited) || attempt == 3 {
+			t.Fatalf("the dev server did not come up on %s: %v\n%s", s.addr(), err, s.logTail())
+		}
+		t.Logf("the dev server exited at start (attempt %d), trying other ports:\n%s", attempt, s.logTail())
+	}
 }
 
 func (s *server) addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
+// start starts the server again on its ports, with its database.
 func (s *server) start() {
 	s.t.Helper()
+	if err := s.launch(); err != nil {
+		s.t.Fatalf("the dev server did not come up again on %s: %v\n%s", s.addr(), err, s.logTail())
+	}
+}
+
+var errExited = errors.New("the dev server exited")
+
+// launch starts the server and waits until it answers a health check, it
+// exits (errExited), or two minutes pass.
+func (s *server) launch() error {
+	fmt.Fprintf(s.log, "--- start-dev on %s (http %d)\n", s.addr(), s.httpPort)
 	s.cmd = osexec.Command(temporal, "server", "start-dev", "--headless", "--ip", "127.0.0.1",
 		"--port", strconv.Itoa(s.port), "--http-port", strconv.Itoa(s.httpPort),
 		"--db-filename", s.db, "--log-level", "error")
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
-		s.t.Fatal(err)
+		s.cmd = nil
+		return err
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	cmd, exited := s.cmd, make(chan struct{})
+	s.exited = exited
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		c, err := client.Dial(client.Options{HostPort: s.addr(), Logger: nopLogger{}})
 		if err == nil {
 			_, err = c.CheckHealth(context.Background(), &client.CheckHealthRequest{})
 			c.Close()
 			if err == nil {
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("the dev server did not come up on %s: %v; see %s", s.addr(), err, s.log.Name())
+		select {
+		case <-exited:
+			s.cmd = nil
+			return fmt.Errorf("%w (%v)", errExited, waitErr)
+		case <-time.After(200 * time.Millisecond):
 		}
-		time.Sleep(200 * time.Millisecond)
+		if time.Now().After(deadline) {
+			s.stop()
+			return err
+		}
 	}
+}
+
+// logTail is the end of the server's log, for a failure's message.
+func (s *server) logTail() string {
+	b, err := os.ReadFile(s.log.Name())
+	if err != nil {
+		return err.Error()
+	}
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return "server log (" + s.log.Name() + "):\n" + string(b)
 }
 
 func (s *server) stop() {
@@ -160,13 +216,11 @@ func (s *server) stop() {
 		return
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-s.exited:
 	case <-time.After(20 * time.Second):
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+		<-s.exited
 	}
 	s.cmd = nil
 }
