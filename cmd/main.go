@@ -14,6 +14,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/ext"
 	"github.com/hitl-dev/hitl/exec/model"
 	"github.com/hitl-dev/hitl/exec/run"
 	"github.com/hitl-dev/hitl/exec/sandbox"
@@ -127,6 +128,7 @@ func ExitCode(err error) int {
 		runUse  *run.UsageError
 		sig     *signalError
 		noKey   *model.MissingKeyError
+		noExt   *ext.NotFoundError
 	)
 	switch {
 	case err == nil:
@@ -147,7 +149,7 @@ func ExitCode(err error) int {
 		return statusExitCode(outcome.Outcome.Status)
 	case errors.As(err, &stopped):
 		return ExitInput
-	case errors.As(err, &usage), errors.As(err, &runUse), errors.As(err, &cfgErrs), errors.As(err, &cfgErr), errors.As(err, &bad), errors.As(err, &noKey):
+	case errors.As(err, &usage), errors.As(err, &runUse), errors.As(err, &cfgErrs), errors.As(err, &cfgErr), errors.As(err, &bad), errors.As(err, &noKey), errors.As(err, &noExt):
 		return ExitUsage
 	}
 	return ExitError

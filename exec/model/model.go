@@ -39,6 +39,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -49,12 +50,14 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/ext"
 	"github.com/hitl-dev/hitl/exec/model/anthropic"
 	"github.com/hitl-dev/hitl/exec/model/cassette"
-	"github.com/hitl-dev/hitl/exec/model/gemini"
 	"github.com/hitl-dev/hitl/exec/model/internal/provider"
 	"github.com/hitl-dev/hitl/exec/model/openai"
+	"github.com/hitl-dev/hitl/exec/model/remote"
 	"github.com/hitl-dev/hitl/exec/model/script"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 )
 
 // Options are what a provider needs from the run beyond its config.
@@ -86,6 +89,13 @@ type Options struct {
 	// 0 means DefaultMaxTurnBytes (16 MiB). Past it the turn fails with a
 	// *TooLargeError, not retried.
 	MaxTurnBytes int64
+	// Sandbox is the run's sandbox, where hitl-ext (Gemini's SDK, package
+	// ext) starts at a google model's first turn; nil, or nil returned:
+	// none.
+	Sandbox func() *sandbox.Sandbox
+	// Track, when set, is given each model New makes that holds a process
+	// (hitl-ext), to be closed when the run ends.
+	Track func(io.Closer)
 }
 
 // MissingKeyError is a provider key that is not set. Var names the
@@ -119,6 +129,10 @@ const (
 	DefaultMaxTurnBytes = provider.DefaultMaxTurnBytes
 	MaxErrorBody        = provider.MaxErrorBody
 )
+
+// geminiName is the google provider's name in its errors (package gemini's
+// Name, which hitl does not link).
+const geminiName = "google"
 
 // Default base URLs.
 const (
@@ -224,7 +238,17 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	case m.Provider == "anthropic":
 		return anthropic.New(c)
 	case m.Provider == "google":
-		return gemini.New(c)
+		// Gemini's SDK is linked into hitl-ext, not hitl (package ext):
+		// found now, so that a missing one ends the run before it starts.
+		path, err := ext.Find(fmt.Sprintf("model %s (provider google)", m.Name), o.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		rm := remote.New(geminiName, c, path, o.Sandbox)
+		if o.Track != nil {
+			o.Track(rm)
+		}
+		return rm, nil
 	case m.API == config.APIResponses:
 		return openai.NewResponses(m.Provider, c)
 	case m.Provider == "dmr" && m.ProviderOpts.DMR != nil:

@@ -26,7 +26,7 @@ func (r *Run) ragTool(c *config.RAG) (exec.Tool, error) {
 	if t := r.rag.tools[c]; t != nil {
 		return t, nil
 	}
-	mo := model.Options{Getenv: r.opts.Getenv, Cassette: r.opts.Cassette}
+	mo := model.Options{Getenv: r.opts.Getenv, Cassette: r.opts.Cassette, Sandbox: r.runSandbox, Track: r.track}
 	t, err := rag.New(r.team.ctx, c, rag.Options{
 		Embedder: func(m *config.Model) (rag.Embedder, error) { return model.NewEmbedder(m, mo) },
 		Chat:     func(m *config.Model) (exec.Model, error) { return model.New(m, mo) },

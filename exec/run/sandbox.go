@@ -1,6 +1,7 @@
 package run
 
 import (
+	"io"
 	"path/filepath"
 
 	"github.com/hitl-dev/hitl/exec/sandbox"
@@ -37,4 +38,24 @@ func (r *Run) startSandbox() error {
 	r.sandbox = sb
 	r.journal.Sandbox(string(sb.Mechanism()))
 	return nil
+}
+
+// runSandbox is the run's sandbox once it has started (nil before).
+func (r *Run) runSandbox() *sandbox.Sandbox { return r.sandbox }
+
+// track keeps a model that holds a process (hitl-ext), closed with the run.
+func (r *Run) track(c io.Closer) {
+	r.trackMu.Lock()
+	r.tracked = append(r.tracked, c)
+	r.trackMu.Unlock()
+}
+
+func (r *Run) closeTracked() {
+	r.trackMu.Lock()
+	cs := r.tracked
+	r.tracked = nil
+	r.trackMu.Unlock()
+	for _, c := range cs {
+		_ = c.Close()
+	}
 }

@@ -78,7 +78,7 @@ func (r *Run) modelFor(a *config.Agent, frame, first string) (exec.Model, sessio
 	if cm == nil {
 		return nil, nil, fmt.Errorf("agent %s has no model", a.Name)
 	}
-	mo := model.Options{Getenv: r.opts.Getenv, Message: first, Cassette: r.opts.Cassette, OnDelta: r.opts.OnDelta}
+	mo := model.Options{Getenv: r.opts.Getenv, Message: first, Cassette: r.opts.Cassette, OnDelta: r.opts.OnDelta, Sandbox: r.runSandbox, Track: r.track}
 	m, err := model.New(cm, mo)
 	if err != nil {
 		return nil, nil, err

@@ -352,7 +352,7 @@ func build(cfg *config.Config, a *config.Agent, ts *config.Toolset, d Deps, chec
 		if d.Secrets != nil {
 			mask = d.Secrets.Mask
 		}
-		return openapi.Load(ctx, ts.URL, openapi.Options{Headers: ts.Headers, Mask: mask})
+		return openapi.Load(ctx, ts.URL, openapi.Options{Headers: ts.Headers, Mask: mask, Sandbox: d.Sandbox, Getenv: d.Getenv})
 	case "user_prompt":
 		return []exec.Tool{userprompt.New(ts.ToolNames()[0], d.Asker)}, nil
 	case "ask_user_question":

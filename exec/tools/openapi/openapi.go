@@ -8,6 +8,7 @@ package openapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,9 +18,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/getkin/kin-openapi/openapi3"
-
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/ext"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/exec/tools/api"
 )
 
@@ -32,6 +33,10 @@ type Options struct {
 	Headers   map[string]string
 	Mask      func(string) string // hides secret answers in results
 	Transport http.RoundTripper
+	// Sandbox is where hitl-ext, which reads the document (package ext),
+	// starts; Getenv finds it (nil: os.Getenv).
+	Sandbox *sandbox.Sandbox
+	Getenv  func(string) string
 }
 
 // Instructions is the toolset's guidance (cagent's).
@@ -51,36 +56,26 @@ func Load(ctx context.Context, spec string, o Options) ([]exec.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the OpenAPI document %s: %w", spec, err)
 	}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	doc, err := loader.LoadFromData(data)
+	doc, err := ext.ReadOpenAPI(ctx, o.Sandbox, o.Getenv, spec, data)
 	if err != nil {
-		return nil, fmt.Errorf("the OpenAPI document %s: %w", spec, err)
+		return nil, err
 	}
-	base, err := baseURL(doc, spec)
+	if doc.Error != "" {
+		return nil, errors.New(doc.Error)
+	}
+	base, err := baseURL(doc.Servers, spec)
 	if err != nil {
 		return nil, err
 	}
 	var out []exec.Tool
 	names := map[string]string{}
-	paths := doc.Paths.InMatchingOrder()
-	sort.Strings(paths)
-	for _, p := range paths {
-		item := doc.Paths.Value(p)
-		ops := item.Operations()
-		methods := make([]string, 0, len(ops))
-		for m := range ops {
-			methods = append(methods, m)
+	for _, op := range doc.Operations {
+		t := newTool(base, op, client, o)
+		if prev, dup := names[t.name]; dup {
+			return nil, fmt.Errorf("the OpenAPI document %s: operations %s and %s %s both make the tool %s", spec, prev, op.Method, op.Path, t.name)
 		}
-		sort.Strings(methods)
-		for _, m := range methods {
-			t := newTool(base, p, m, ops[m], client, o)
-			if prev, dup := names[t.name]; dup {
-				return nil, fmt.Errorf("the OpenAPI document %s: operations %s and %s %s both make the tool %s", spec, prev, m, p, t.name)
-			}
-			names[t.name] = m + " " + p
-			out = append(out, t)
-		}
+		names[t.name] = op.Method + " " + op.Path
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -135,10 +130,10 @@ func read(ctx context.Context, client *http.Client, spec string, headers map[str
 
 // baseURL is the document's first server, resolved against its own URL,
 // else the document's origin (cagent's rule).
-func baseURL(doc *openapi3.T, spec string) (string, error) {
+func baseURL(servers []string, spec string) (string, error) {
 	specURL, _ := url.Parse(spec)
-	if len(doc.Servers) > 0 && doc.Servers[0].URL != "" {
-		s := doc.Servers[0].URL
+	if len(servers) > 0 && servers[0] != "" {
+		s := servers[0]
 		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
 			if specURL == nil || specURL.Scheme == "" {
 				return "", fmt.Errorf("the OpenAPI document %s: its server %q is relative, and the document is a file: give an absolute server URL", spec, s)
@@ -168,7 +163,8 @@ type Tool struct {
 	opts       Options
 }
 
-func newTool(base, path, method string, op *openapi3.Operation, client *http.Client, o Options) *Tool {
+func newTool(base string, op ext.Operation, client *http.Client, o Options) *Tool {
+	path, method := op.Path, op.Method
 	t := &Tool{base: base, path: path, method: method, client: client, opts: o, in: map[string]string{}}
 	t.name = sanitize(op.OperationID)
 	if t.name == "" {
@@ -187,12 +183,11 @@ func newTool(base, path, method string, op *openapi3.Operation, client *http.Cli
 	}
 	props := map[string]any{}
 	required := []string{}
-	for _, ref := range op.Parameters {
-		p := ref.Value
-		if p == nil {
-			continue
+	for _, p := range op.Parameters {
+		prop := p.Schema
+		if prop == nil {
+			prop = map[string]any{"type": "string"}
 		}
-		prop := property(p.Schema)
 		if p.Description != "" {
 			prop["description"] = p.Description
 		}
@@ -202,42 +197,15 @@ func newTool(base, path, method string, op *openapi3.Operation, client *http.Cli
 			required = append(required, p.Name)
 		}
 	}
-	if op.RequestBody != nil && op.RequestBody.Value != nil {
-		if c := op.RequestBody.Value.Content["application/json"]; c != nil && c.Schema != nil && c.Schema.Value != nil {
-			s := c.Schema.Value
-			for name, ref := range s.Properties {
-				props["body_"+name] = property(ref)
-			}
-			for _, r := range s.Required {
-				required = append(required, "body_"+r)
-			}
-		}
+	for name, prop := range op.Body {
+		props["body_"+name] = prop
+	}
+	for _, r := range op.BodyRequired {
+		required = append(required, "body_"+r)
 	}
 	sort.Strings(required)
 	t.params, _ = json.Marshal(map[string]any{"type": "object", "properties": props, "required": required})
 	return t
-}
-
-func property(ref *openapi3.SchemaRef) map[string]any {
-	if ref == nil || ref.Value == nil {
-		return map[string]any{"type": "string"}
-	}
-	s := ref.Value
-	typ := "string"
-	if s.Type != nil && len(s.Type.Slice()) > 0 {
-		typ = s.Type.Slice()[0]
-	}
-	prop := map[string]any{"type": typ}
-	if typ == "array" {
-		prop["items"] = map[string]any{}
-	}
-	if s.Description != "" {
-		prop["description"] = s.Description
-	}
-	if len(s.Enum) > 0 {
-		prop["enum"] = s.Enum
-	}
-	return prop
 }
 
 // sanitize makes an operation id or method_path a tool name (cagent's).
