@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/exec/sandbox"
+	"github.com/hitl-dev/hitl/internal/termtext"
 )
 
 // Program is the companion's name; EnvVar, when set, is its path.
@@ -183,7 +184,9 @@ func (c *Client) read(hello chan Frame) {
 				msg += " (" + sandbox.Describe(werr) + ")"
 			}
 			if s := strings.TrimSpace(c.stderr.String()); s != "" {
-				msg += ": " + s
+				// Its last words may quote what it read (a server's,
+				// a document's bytes): escaped for the terminal.
+				msg += ": " + termtext.Text(s)
 			}
 			c.mu.Lock()
 			c.err = errors.New(msg)

@@ -188,3 +188,24 @@ func TestHitlLinksNoPackageOfHitlExt(t *testing.T) {
 		}
 	}
 }
+
+// A companion that never answers does not hold the run: reading a
+// document is bounded.
+func TestReadOpenAPIIsBounded(t *testing.T) {
+	ext.OpenAPITimeout, ext.CancelGrace = 300*time.Millisecond, 100*time.Millisecond
+	path := fake(t, []byte(hello), "exec sleep 30")
+	getenv := func(k string) string {
+		if k == ext.EnvVar {
+			return path
+		}
+		return ""
+	}
+	start := time.Now()
+	_, err := ext.ReadOpenAPI(context.Background(), offSandbox(t), getenv, "spec.json", []byte("{}"))
+	if err == nil || !strings.Contains(err.Error(), "hitl-ext did not read the OpenAPI document spec.json within 300ms") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s", d)
+	}
+}

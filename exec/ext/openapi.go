@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/hitl-dev/hitl/exec/sandbox"
 )
+
+// OpenAPITimeout bounds the reading of one document (a parser that loops
+// on what a document holds fails the run, never hangs it).
+var OpenAPITimeout = time.Minute
 
 // ReadOpenAPI has a hitl-ext (found with Find, started in sb; nil: none)
 // read data, the OpenAPI document at spec.
@@ -25,7 +30,9 @@ func ReadOpenAPI(ctx context.Context, sb *sandbox.Sandbox, getenv func(string) s
 		return OpenAPIResult{}, err
 	}
 	defer c.Close()
-	f, err := c.Call(ctx, TOpenAPI, OpenAPIDoc{Spec: spec, Data: data})
+	readCtx, cancel := context.WithTimeoutCause(ctx, OpenAPITimeout, fmt.Errorf("%s did not read the OpenAPI document %s within %s", Program, spec, OpenAPITimeout))
+	defer cancel()
+	f, err := c.Call(readCtx, TOpenAPI, OpenAPIDoc{Spec: spec, Data: data})
 	if err != nil {
 		return OpenAPIResult{}, err
 	}
