@@ -1,6 +1,7 @@
 // Command hitl-ext is hitl's companion program: it holds the packages only
-// some agent files need — the Gemini SDK (google.golang.org/genai) and the
-// OpenAPI parser (kin-openapi) — so that hitl itself does not link them and
+// some agent files need — the Gemini SDK (google.golang.org/genai), the
+// OpenAPI parser (kin-openapi), the HTML tokenizer of fetch's markdown and
+// text formats (golang.org/x/net/html) — so that hitl itself does not link them and
 // every other run starts without initializing them. hitl starts it, in a
 // sandbox that reaches nothing, when an agent file first needs it, and
 // talks to it over its stdin and stdout (package ext); it is not meant to
@@ -18,6 +19,7 @@ import (
 
 	"github.com/hitl-dev/hitl/exec/ext"
 	"github.com/hitl-dev/hitl/exec/model/remote/serve"
+	"github.com/hitl-dev/hitl/exec/tools/fetch/htmltext"
 	"github.com/hitl-dev/hitl/exec/tools/openapi/spec"
 )
 
@@ -69,6 +71,15 @@ func run(in io.Reader, out io.Writer) int {
 				res = spec.Parse(doc.Spec, doc.Data)
 			}
 			if err := conn.SendJSON(ext.TOpenAPIOut, f.ID, res); err != nil {
+				return 1
+			}
+		case ext.THTML:
+			var page ext.HTMLPage
+			if err := json.Unmarshal(f.Data, &page); err != nil {
+				fmt.Fprintln(os.Stderr, "hitl-ext: the page hitl sent:", err)
+				return 1
+			}
+			if err := conn.SendJSON(ext.THTMLOut, f.ID, ext.HTMLResult{Text: htmltext.Render(page.Page, page.Markdown)}); err != nil {
 				return 1
 			}
 		default:

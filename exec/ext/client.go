@@ -109,7 +109,7 @@ type Client struct {
 }
 
 // replyTypes answer a call of the same id.
-func isReply(t byte) bool { return t == TTurnDone || t == TOpenAPIOut }
+func isReply(t byte) bool { return t == TTurnDone || t == TOpenAPIOut || t == THTMLOut }
 
 // HelloTimeout bounds hitl-ext's start, to its hello.
 var HelloTimeout = 30 * time.Second

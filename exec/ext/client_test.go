@@ -192,7 +192,7 @@ func TestHitlLinksNoPackageOfHitlExt(t *testing.T) {
 // A companion that never answers does not hold the run: reading a
 // document is bounded.
 func TestReadOpenAPIIsBounded(t *testing.T) {
-	ext.OpenAPITimeout, ext.CancelGrace = 300*time.Millisecond, 100*time.Millisecond
+	ext.OneShotTimeout, ext.CancelGrace = 300*time.Millisecond, 100*time.Millisecond
 	path := fake(t, []byte(hello), "exec sleep 30")
 	getenv := func(k string) string {
 		if k == ext.EnvVar {

@@ -44,6 +44,7 @@ const (
 	TDelta      byte = 'D' // a streamed chunk arrived (for a spinner)
 	TTurnDone   byte = 'U' // TurnResult
 	TOpenAPIOut byte = 'Q' // OpenAPIResult
+	THTMLOut    byte = 'M' // HTMLResult
 
 	// hitl → hitl-ext
 	TOpenModel byte = 'O' // ModelConfig
@@ -53,6 +54,7 @@ const (
 	TBody      byte = 'B' // raw bytes of request id's response body
 	TBodyEnd   byte = 'E' // BodyEnd
 	TOpenAPI   byte = 'P' // OpenAPIDoc
+	THTML      byte = 'L' // HTMLPage
 )
 
 // Frame is one message.
@@ -248,4 +250,15 @@ type Parameter struct {
 	Description string         `json:"description,omitempty"`
 	Required    bool           `json:"required,omitempty"`
 	Schema      map[string]any `json:"schema"`
+}
+
+// HTMLPage is a page the fetch tool read, to render as Markdown or text.
+type HTMLPage struct {
+	Page     string `json:"page"`
+	Markdown bool   `json:"markdown"`
+}
+
+// HTMLResult is the page rendered.
+type HTMLResult struct {
+	Text string `json:"text"`
 }

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/ext"
 	"github.com/hitl-dev/hitl/exec/tools/fetch"
 	"github.com/hitl-dev/hitl/exec/tools/filesystem"
 	"github.com/hitl-dev/hitl/exec/tools/memory"
@@ -64,6 +66,8 @@ func buildBuiltin(cfg *config.Config, ts *config.Toolset, d Deps, checker *permi
 		o := fetch.Options{Timeout: ts.Timeout, Judge: func(u string) (bool, bool) {
 			v := checker.Tool(fetch.Name, map[string]any{"urls": []any{u}})
 			return v.Decision == permissions.Allow, v.Decision == permissions.Deny || v.Decision == permissions.Ask
+		}, HTML: func(ctx context.Context, page string, markdown bool) (string, error) {
+			return ext.RenderHTML(ctx, d.Sandbox, d.Getenv, page, markdown)
 		}}
 		if d.Secrets != nil {
 			o.Secrets = d.Secrets

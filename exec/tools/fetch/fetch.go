@@ -73,6 +73,10 @@ type Options struct {
 	// alone: allowed by a rule, or refused (denied or asked). A redirect
 	// within the origin is re-judged with it (DESIGN §12). Nil: no rules.
 	Judge func(url string) (allowed, refused bool)
+	// HTML renders an HTML page as Markdown (markdown) or text, for those
+	// formats (hitl-ext does it: package ext). Nil: the page is returned
+	// as it came.
+	HTML func(ctx context.Context, page string, markdown bool) (string, error)
 }
 
 // Tool is the fetch tool.
@@ -376,13 +380,13 @@ func (t *Tool) fetch(ctx context.Context, u *url.URL, format string, timeout tim
 		}
 	}
 	text := strings.ToValidUTF8(string(body), "\uFFFD")
-	if strings.Contains(strings.ToLower(res.ContentType), "text/html") {
-		switch format {
-		case "markdown":
-			text = htmlTo(text, true)
-		case "text":
-			text = htmlTo(text, false)
+	if strings.Contains(strings.ToLower(res.ContentType), "text/html") && (format == "markdown" || format == "text") && t.opts.HTML != nil {
+		rendered, err := t.opts.HTML(ctx, text, format == "markdown")
+		if err != nil {
+			res.Error = fmt.Sprintf("the page is HTML and could not be rendered as %s (ask for format html to get it as it came): %v", format, err)
+			return res
 		}
+		text = rendered
 	}
 	if cut {
 		text += fmt.Sprintf("\n\n[... cut: the body is longer than %d bytes; only the first %d were read ...]", t.opts.MaxBytes, t.opts.MaxBytes)

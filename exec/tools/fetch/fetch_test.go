@@ -3,14 +3,18 @@ package fetch
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/tools/fetch/htmltext"
 )
 
 // server records every request it gets.
@@ -97,7 +101,7 @@ func urls(u ...string) string {
 
 func TestResultShapes(t *testing.T) {
 	a, _ := sites(t)
-	tool := New(Options{Secrets: masker{}})
+	tool := New(Options{Secrets: masker{}, HTML: render})
 	cases := []struct {
 		name, args string
 		want       string
@@ -108,7 +112,7 @@ func TestResultShapes(t *testing.T) {
 		{"no format", `{"urls":` + urls(a.URL+"/text") + `}`,
 			"Successfully fetched " + a.URL + "/text (Status: 200, Length: 5 bytes):\n\nhello", false},
 		{"html kept", `{"urls":` + urls(a.URL+"/page") + `,"format":"html"}`,
-			"Successfully fetched " + a.URL + "/page (Status: 200, Length: " + itoa(len(page)) + " bytes):\n\n" + page, false},
+			"Successfully fetched " + a.URL + "/page (Status: 200, Length: " + strconv.Itoa(len(page)) + " bytes):\n\n" + page, false},
 		{"html as markdown", `{"urls":` + urls(a.URL+"/page") + `,"format":"markdown"}`,
 			"Successfully fetched " + a.URL + "/page (Status: 200, Length: 82 bytes):\n\n# Title\n\nSome **bold** and [a link](/x).\n\n- one\n- two\n\n```\ncode  kept\n  as is\n```\n", false},
 		{"html as text", `{"urls":` + urls(a.URL+"/page") + `,"format":"text"}`,
@@ -238,7 +242,7 @@ func TestRedirects(t *testing.T) {
 // Bodies are cut at MaxBytes (1 MiB by default) with a note.
 func TestBodyCap(t *testing.T) {
 	a, _ := sites(t)
-	res := call(t, New(Options{}), `{"urls":`+urls(a.URL+"/big")+`,"format":"text"}`)
+	res := call(t, New(Options{HTML: render}), `{"urls":`+urls(a.URL+"/big")+`,"format":"text"}`)
 	note := "\n\n[... cut: the body is longer than 1048576 bytes; only the first 1048576 were read ...]"
 	if res.IsError || !strings.HasSuffix(res.Text, strings.Repeat("x", 100)+note) || len(res.Text) > DefaultMaxBytes+500 {
 		t.Errorf("big body: %d chars, ends %q", len(res.Text), res.Text[max(len(res.Text)-200, 0):])
@@ -295,5 +299,33 @@ func TestSpecIsCagents(t *testing.T) {
 	if s.Name != "fetch" || len(schema.Properties) != 3 || schema.Properties["urls"] == nil || schema.Properties["format"] == nil ||
 		schema.Properties["timeout"] == nil || strings.Join(schema.Required, ",") != "urls,format" {
 		t.Errorf("%s", s.Parameters)
+	}
+}
+
+// render is what hitl-ext does with a page.
+func render(_ context.Context, page string, markdown bool) (string, error) {
+	return htmltext.Render(page, markdown), nil
+}
+
+// A page that cannot be rendered in the format asked (no hitl-ext) is an
+// error the model reads, saying how to get the page as it came, never the
+// raw page passed off as the format.
+func TestHTMLNotRenderedIsAnError(t *testing.T) {
+	a := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<p>hi</p>")
+	}))
+	defer a.Close()
+	failing := func(context.Context, string, bool) (string, error) { return "", errors.New("hitl-ext not found") }
+	res := call(t, New(Options{HTML: failing}), `{"urls":`+urls(a.URL)+`,"format":"markdown"}`)
+	if !strings.Contains(res.Text, "could not be rendered as markdown (ask for format html to get it as it came): hitl-ext not found") {
+		t.Errorf("result %+v", res)
+	}
+	if strings.Contains(res.Text, "<p>hi</p>") {
+		t.Errorf("the raw page was returned: %+v", res)
+	}
+	res = call(t, New(Options{HTML: failing}), `{"urls":`+urls(a.URL)+`,"format":"html"}`)
+	if !strings.Contains(res.Text, "<p>hi</p>") {
+		t.Errorf("format html: %+v", res)
 	}
 }

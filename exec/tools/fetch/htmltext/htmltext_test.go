@@ -1,4 +1,4 @@
-package fetch
+package htmltext
 
 import (
 	"strings"
@@ -23,10 +23,10 @@ func TestHTMLTo(t *testing.T) {
 		{"table", `<table><tr><td>a</td><td>b</td></tr><tr><td>c</td></tr></table>`, "a b\n\nc\n", "a b\n\nc\n"},
 	}
 	for _, c := range cases {
-		if got := htmlTo(c.in, true); got != c.md {
+		if got := Render(c.in, true); got != c.md {
 			t.Errorf("%s markdown:\n got %q\nwant %q", c.name, got, c.md)
 		}
-		if got := htmlTo(c.in, false); got != c.text {
+		if got := Render(c.in, false); got != c.text {
 			t.Errorf("%s text:\n got %q\nwant %q", c.name, got, c.text)
 		}
 	}
@@ -37,7 +37,7 @@ func TestHTMLTo(t *testing.T) {
 func TestHTMLHostile(t *testing.T) {
 	start := time.Now()
 	deep := strings.Repeat("<div><ul><li>", 100000) + "x"
-	if got := htmlTo(deep, true); !strings.HasSuffix(got, "x\n") {
+	if got := Render(deep, true); !strings.HasSuffix(got, "x\n") {
 		t.Errorf("deep: %q", got[max(len(got)-50, 0):])
 	}
 	if d := time.Since(start); d > 5*time.Second {

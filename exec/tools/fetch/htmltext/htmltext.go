@@ -1,4 +1,7 @@
-package fetch
+// Package htmltext renders an HTML page as Markdown or text (the fetch
+// tool's formats). It runs in hitl-ext (package ext): golang.org/x/net/html
+// builds its entity table at every start of a program that links it.
+package htmltext
 
 import (
 	"bytes"
@@ -7,13 +10,13 @@ import (
 	"golang.org/x/net/html"
 )
 
-// htmlTo renders an HTML page as Markdown (markdown true) or plain text, in
+// Render renders an HTML page as Markdown (markdown true) or plain text, in
 // one pass over its tokens (no tree, no recursion, so no nesting depth can
 // exhaust the stack). cagent uses html-to-markdown and html2text for this;
 // hitl keeps a small renderer over golang.org/x/net/html's tokenizer:
 // headings, paragraphs, line breaks, lists, links, images, emphasis, code
 // and preformatted blocks; script, style and the head are dropped.
-func htmlTo(page string, markdown bool) string {
+func Render(page string, markdown bool) string {
 	z := html.NewTokenizer(strings.NewReader(page))
 	w := &mdWriter{markdown: markdown}
 	skip := 0 // inside script, style, head, ... (their text is not content)
