@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hitl-dev/hitl/exec/sandbox"
@@ -106,6 +107,13 @@ type Client struct {
 
 	done chan struct{} // closed when the reader ends
 	err  error         // why it ended
+
+	// Silence, when set, is how long hitl-ext may send nothing while a
+	// call waits: past it, it is killed (stopped, or wedged) and the call
+	// fails saying so. Set it before the first call.
+	Silence time.Duration
+	last    atomic.Int64 // when its last frame came (UnixNano)
+	silent  atomic.Bool  // it was killed for its silence
 }
 
 // replyTypes answer a call of the same id.
@@ -141,8 +149,10 @@ func Start(sb *sandbox.Sandbox, path string, handler func(Frame)) (*Client, erro
 	}
 	c.stdin = stdin
 	c.conn = NewConn(stdout, stdin)
+	c.last.Store(time.Now().UnixNano())
 	hello := make(chan Frame, 1)
 	go c.read(hello)
+	go c.watch()
 	select {
 	case f, ok := <-hello:
 		if !ok {
@@ -180,6 +190,9 @@ func (c *Client) read(hello chan Frame) {
 			_ = c.stdin.Close()
 			werr := c.wait()
 			msg := err.Error()
+			if c.silent.Load() {
+				msg = fmt.Sprintf("it sent nothing for %s while a call waited (stopped or wedged), and was killed", c.Silence)
+			}
 			if werr != nil {
 				msg += " (" + sandbox.Describe(werr) + ")"
 			}
@@ -196,6 +209,7 @@ func (c *Client) read(hello chan Frame) {
 			}
 			return
 		}
+		c.last.Store(time.Now().UnixNano())
 		if first {
 			first = false
 			hello <- f
@@ -212,6 +226,32 @@ func (c *Client) read(hello chan Frame) {
 			continue
 		}
 		c.handler(f)
+	}
+}
+
+// watch kills hitl-ext when it has been silent for Silence while a call
+// waits: a stopped or wedged companion fails its call, never hangs it (a
+// blocked write to it ends with it too).
+func (c *Client) watch() {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-tick.C:
+		}
+		if c.Silence <= 0 {
+			continue
+		}
+		c.mu.Lock()
+		waiting := len(c.waits) > 0
+		c.mu.Unlock()
+		if waiting && time.Since(time.Unix(0, c.last.Load())) > c.Silence {
+			c.silent.Store(true)
+			c.cmd.Kill()
+			return
+		}
 	}
 }
 
@@ -246,7 +286,7 @@ func (c *Client) Send(t byte, id uint32, data []byte) error { return c.conn.Send
 func (c *Client) SendJSON(t byte, id uint32, v any) error { return c.conn.SendJSON(t, id, v) }
 
 // CancelGrace is how long a cancelled call waits for hitl-ext's answer.
-var CancelGrace = 5 * time.Second
+var CancelGrace = time.Second
 
 // Call sends v as a frame of type t and waits for its reply. When ctx ends
 // first, hitl-ext is told (TCancel) and ctx's error is returned.
@@ -257,9 +297,22 @@ func (c *Client) Call(ctx context.Context, t byte, v any) (Frame, error) {
 	ch := make(chan Frame, 1)
 	c.waits[id] = ch
 	c.mu.Unlock()
-	if err := c.SendJSON(t, id, v); err != nil {
+	// Sent while the call waits: a hitl-ext that stopped reading cannot
+	// hold the caller past its context or its silence.
+	sent := make(chan error, 1)
+	go func() { sent <- c.SendJSON(t, id, v) }()
+	select {
+	case err := <-sent:
+		if err != nil {
+			c.forget(id)
+			return Frame{}, c.ended(err)
+		}
+	case <-c.done:
 		c.forget(id)
-		return Frame{}, c.ended(err)
+		return Frame{}, c.ended(nil)
+	case <-ctx.Done():
+		c.forget(id)
+		return Frame{}, context.Cause(ctx)
 	}
 	select {
 	case f := <-ch:
@@ -267,7 +320,8 @@ func (c *Client) Call(ctx context.Context, t byte, v any) (Frame, error) {
 	case <-c.done:
 		return Frame{}, c.ended(nil)
 	case <-ctx.Done():
-		_ = c.Send(TCancel, id, nil)
+		// Told without waiting: a stopped hitl-ext does not read.
+		go func() { _ = c.Send(TCancel, id, nil) }()
 		select {
 		case <-ch:
 		case <-c.done:
@@ -302,7 +356,7 @@ func (c *Client) Close() {
 	_ = c.stdin.Close()
 	select {
 	case <-c.done:
-	case <-time.After(2 * time.Second):
+	case <-time.After(time.Second):
 		c.cmd.Kill()
 		<-c.done
 	}

@@ -12,34 +12,15 @@ import (
 	"time"
 
 	"github.com/hitl-dev/hitl/exec/ext"
+	"github.com/hitl-dev/hitl/exec/ext/exttest"
 	"github.com/hitl-dev/hitl/exec/sandbox"
 )
 
-// frame is one frame's bytes, as hitl-ext writes them.
-func frame(t byte, id uint32, payload string) []byte {
-	var h [9]byte
-	binary.BigEndian.PutUint32(h[:4], uint32(len(payload)+5))
-	h[4] = t
-	binary.BigEndian.PutUint32(h[5:], id)
-	return append(h[:], payload...)
-}
-
-// fake writes a companion: a shell script that first writes the bytes
-// in out (a file), then runs rest.
-func fake(t *testing.T, out []byte, rest string) string {
-	t.Helper()
-	dir := t.TempDir()
-	data := filepath.Join(dir, "out.bin")
-	if err := os.WriteFile(data, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "hitl-ext")
-	script := "#!/bin/sh\ncat " + data + "\n" + rest + "\n"
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+var (
+	frame = exttest.Frame
+	fake  = func(t *testing.T, out []byte, rest string) string { return exttest.Fake(t, out, rest) }
+	hello = string(exttest.Hello)
+)
 
 func offSandbox(t *testing.T) *sandbox.Sandbox {
 	t.Helper()
@@ -49,8 +30,6 @@ func offSandbox(t *testing.T) *sandbox.Sandbox {
 	}
 	return sb
 }
-
-var hello = string(frame(ext.THello, 0, `{"proto":1,"version":"test"}`))
 
 // A companion that is not hitl's, or not this hitl's, or not well, is
 // refused at its start with what it said: never a hang, never a panic.

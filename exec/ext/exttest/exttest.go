@@ -2,10 +2,12 @@
 package exttest
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 
 	"github.com/hitl-dev/hitl/exec/ext"
 )
@@ -40,4 +42,32 @@ func Main(m interface{ Run() int }) {
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
+}
+
+// Frame is one frame's bytes as they go on the wire.
+func Frame(t byte, id uint32, payload string) []byte {
+	var h [9]byte
+	binary.BigEndian.PutUint32(h[:4], uint32(len(payload)+5))
+	h[4] = t
+	binary.BigEndian.PutUint32(h[5:], id)
+	return append(h[:], payload...)
+}
+
+// Hello is a hitl-ext's first frame, of this protocol.
+var Hello = Frame(ext.THello, 0, fmt.Sprintf(`{"proto":%d,"version":"test"}`, ext.Proto))
+
+// Fake writes a stand-in for hitl-ext into a new directory of t: a shell
+// script that writes out (its first frames) and then runs rest.
+func Fake(t testing.TB, out []byte, rest string) string {
+	t.Helper()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "out.bin")
+	if err := os.WriteFile(data, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ext.Program)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\ncat "+data+"\n"+rest+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -15,13 +15,17 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/ext"
 	"github.com/hitl-dev/hitl/exec/model/cassette"
 	"github.com/hitl-dev/hitl/exec/model/internal/provider"
 	"github.com/hitl-dev/hitl/exec/sandbox"
+	"github.com/hitl-dev/hitl/internal/termtext"
 )
 
 // Model is a model hitl-ext runs.
@@ -31,21 +35,36 @@ type Model struct {
 	path    string // hitl-ext
 	sandbox func() *sandbox.Sandbox
 
-	turnMu sync.Mutex // one turn at a time
-	client *ext.Client
+	turnMu sync.Mutex  // one turn at a time
+	client *ext.Client // under turnMu
 
 	mu       sync.Mutex
 	ctx      context.Context // the turn's, for its requests
 	inflight map[uint32]context.CancelFunc
 	tunnel   error // the first error a request of this turn met here
+	origin   string
 }
 
 // New is the model c describes, run by the hitl-ext at path (started at
 // its first turn, in the sandbox sb returns; nil: none). name labels the
 // provider's errors.
 func New(name string, c provider.Config, path string, sb func() *sandbox.Sandbox) *Model {
-	return &Model{cfg: c, name: name, path: path, sandbox: sb, inflight: map[uint32]context.CancelFunc{}}
+	return &Model{cfg: c, name: name, path: path, sandbox: sb, inflight: map[uint32]context.CancelFunc{}, origin: originOf(c.BaseURL)}
 }
+
+// originOf is a URL's scheme and host ("" when it has none).
+func originOf(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+}
+
+// Silence is how long hitl-ext may send nothing while a turn waits: more
+// than a model server may be silent (the idle timeout) plus the longest
+// Retry-After honoured. Past it, hitl-ext is stopped and the turn fails.
+var Silence = 7 * time.Minute
 
 // Turn sends the conversation to hitl-ext and returns its turn.
 func (m *Model) Turn(ctx context.Context, req exec.Request) (exec.Turn, error) {
@@ -58,8 +77,13 @@ func (m *Model) Turn(ctx context.Context, req exec.Request) (exec.Turn, error) {
 	m.ctx, m.tunnel = ctx, nil
 	m.mu.Unlock()
 	defer func() {
+		// The turn's requests end with it, whatever hitl-ext did.
 		m.mu.Lock()
 		m.ctx = nil
+		for id, cancel := range m.inflight {
+			cancel()
+			delete(m.inflight, id)
+		}
 		m.mu.Unlock()
 	}()
 	f, err := m.client.Call(ctx, ext.TTurn, turnRequest(req))
@@ -122,10 +146,19 @@ func (m *Model) start() error {
 			return err
 		}
 	}
-	c, err := ext.Start(sb, m.path, m.frame)
+	// The frames of this hitl-ext are answered on it, never on a later
+	// one (a request's late body cannot reach the next hitl-ext).
+	var cur atomic.Pointer[ext.Client]
+	c, err := ext.Start(sb, m.path, func(f ext.Frame) {
+		if c := cur.Load(); c != nil {
+			m.frame(c, f)
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name, err)
 	}
+	c.Silence = Silence
+	cur.Store(c)
 	mc := *m.cfg.Model
 	mc.Alloy, mc.Fallback, mc.Routing, mc.Script = nil, nil, nil, nil
 	model, err := json.Marshal(&mc)
@@ -146,29 +179,36 @@ func (m *Model) start() error {
 	return nil
 }
 
-// frame handles what hitl-ext sends besides its answers: the tunnel's
-// requests and the stream's deltas. It must not block.
-func (m *Model) frame(f ext.Frame) {
+// frame handles what hitl-ext c sends besides its answers: the tunnel's
+// requests and the stream's deltas. It runs on c's reading goroutine, so
+// it never writes to c itself (c may be blocked writing to hitl).
+func (m *Model) frame(c *ext.Client, f ext.Frame) {
 	switch f.Type {
 	case ext.TDelta:
 		m.cfg.Delta()
 	case ext.THTTP:
 		var r ext.HTTPRequest
 		if err := json.Unmarshal(f.Data, &r); err != nil {
-			m.fail(f.ID, fmt.Errorf("%s sent a request hitl cannot read: %w", ext.Program, err))
+			go m.fail(c, f.ID, fmt.Errorf("%s sent a request hitl cannot read: %w", ext.Program, err))
+			return
+		}
+		// hitl-ext reaches only the model's base URL: its sandbox has no
+		// network, and this is the only way out.
+		if o := originOf(r.URL); o == "" || o != m.origin {
+			go m.fail(c, f.ID, fmt.Errorf("%s asked for a request to %s, outside the model's base URL %s: refused", ext.Program, termtext.Line(r.URL), m.cfg.BaseURL))
 			return
 		}
 		m.mu.Lock()
 		ctx := m.ctx
 		if ctx == nil {
 			m.mu.Unlock()
-			_ = m.client.SendJSON(ext.THead, f.ID, ext.HTTPHead{Error: "no turn is running"})
+			go func() { _ = c.SendJSON(ext.THead, f.ID, ext.HTTPHead{Error: "no turn is running"}) }()
 			return
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		m.inflight[f.ID] = cancel
 		m.mu.Unlock()
-		go m.send(ctx, f.ID, r)
+		go m.send(ctx, c, f.ID, r)
 	case ext.THTTPCancel:
 		m.mu.Lock()
 		if cancel := m.inflight[f.ID]; cancel != nil {
@@ -178,9 +218,9 @@ func (m *Model) frame(f ext.Frame) {
 	}
 }
 
-func (m *Model) fail(id uint32, err error) {
+func (m *Model) fail(c *ext.Client, id uint32, err error) {
 	m.record(err)
-	_ = m.client.SendJSON(ext.THead, id, ext.HTTPHead{Error: err.Error(), Cut: provider.IsCut(err)})
+	_ = c.SendJSON(ext.THead, id, ext.HTTPHead{Error: err.Error(), Cut: provider.IsCut(err)})
 }
 
 func (m *Model) record(err error) {
@@ -193,7 +233,7 @@ func (m *Model) record(err error) {
 
 // send sends one request of the tunnel through the model's client and
 // streams its response back.
-func (m *Model) send(ctx context.Context, id uint32, r ext.HTTPRequest) {
+func (m *Model) send(ctx context.Context, c *ext.Client, id uint32, r ext.HTTPRequest) {
 	defer func() {
 		m.mu.Lock()
 		if cancel := m.inflight[id]; cancel != nil {
@@ -204,7 +244,7 @@ func (m *Model) send(ctx context.Context, id uint32, r ext.HTTPRequest) {
 	}()
 	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
-		m.fail(id, err)
+		m.fail(c, id, err)
 		return
 	}
 	req.Header = http.Header(r.Header)
@@ -215,28 +255,28 @@ func (m *Model) send(ctx context.Context, id uint32, r ext.HTTPRequest) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		m.fail(id, err)
+		m.fail(c, id, err)
 		return
 	}
 	defer resp.Body.Close()
-	if err := m.client.SendJSON(ext.THead, id, ext.HTTPHead{Status: resp.StatusCode, Header: resp.Header}); err != nil {
+	if err := c.SendJSON(ext.THead, id, ext.HTTPHead{Status: resp.StatusCode, Header: resp.Header}); err != nil {
 		return
 	}
 	buf := make([]byte, ext.ChunkSize)
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
-			if m.client.Send(ext.TBody, id, buf[:n]) != nil {
+			if c.Send(ext.TBody, id, buf[:n]) != nil {
 				return
 			}
 		}
 		if err == io.EOF {
-			_ = m.client.SendJSON(ext.TBodyEnd, id, ext.BodyEnd{})
+			_ = c.SendJSON(ext.TBodyEnd, id, ext.BodyEnd{})
 			return
 		}
 		if err != nil {
 			m.record(err)
-			_ = m.client.SendJSON(ext.TBodyEnd, id, ext.BodyEnd{Error: err.Error(), Cut: provider.IsCut(err)})
+			_ = c.SendJSON(ext.TBodyEnd, id, ext.BodyEnd{Error: err.Error(), Cut: provider.IsCut(err)})
 			return
 		}
 	}
@@ -263,6 +303,16 @@ func (m *Model) errorOf(ctx context.Context, e *ext.Error) error {
 	} else {
 		tunnel = nil
 	}
+	err := m.typed(e, tunnel)
+	if err.Error() != e.Message {
+		// What wrapped it there (a turn's retries) is in the text.
+		return &carried{msg: e.Message, cause: err}
+	}
+	return err
+}
+
+// typed is the error of the kind e names.
+func (m *Model) typed(e *ext.Error, tunnel error) error {
 	switch e.Kind {
 	case "api":
 		return &provider.APIError{Provider: e.Provider, Status: e.Status, Type: e.Type, Message: e.Detail, Retries: e.Retries}
