@@ -108,12 +108,43 @@ type Client struct {
 	done chan struct{} // closed when the reader ends
 	err  error         // why it ended
 
-	// Silence, when set, is how long hitl-ext may send nothing while a
-	// call waits: past it, it is killed (stopped, or wedged) and the call
-	// fails saying so. Set it before the first call.
-	Silence time.Duration
-	last    atomic.Int64 // when its last frame came (UnixNano)
-	silent  atomic.Bool  // it was killed for its silence
+	silence atomic.Int64  // SetSilence's
+	last    atomic.Int64  // when it last showed life (UnixNano)
+	killed  atomic.Value  // why hitl killed it (a string), if it did
+	writers chan struct{} // a slot per write waiting for it (Go)
+}
+
+// MaxWriters bounds the writes to hitl-ext that may wait at once (Go): a
+// hitl-ext that stops reading what hitl sends is killed, not fed.
+const MaxWriters = 16
+
+// SetSilence sets how long hitl-ext may show no life while a call waits:
+// past it, it is killed (stopped, or wedged) and the call fails saying so.
+// 0: no bound.
+func (c *Client) SetSilence(d time.Duration) { c.silence.Store(int64(d)) }
+
+// Touch counts as a sign of hitl-ext's life (what it waits for arrived).
+func (c *Client) Touch() { c.last.Store(time.Now().UnixNano()) }
+
+// Abort kills hitl-ext, saying why in the error of its calls.
+func (c *Client) Abort(why string) {
+	c.killed.CompareAndSwap(nil, why)
+	c.cmd.Kill()
+}
+
+// Go runs write (a send to hitl-ext) on a goroutine of its own; when
+// MaxWriters already wait, hitl-ext is not reading and is aborted.
+func (c *Client) Go(write func()) {
+	select {
+	case c.writers <- struct{}{}:
+	default:
+		c.Abort(fmt.Sprintf("it did not read what hitl sent (%d writes waiting), and was killed", MaxWriters))
+		return
+	}
+	go func() {
+		defer func() { <-c.writers }()
+		write()
+	}()
 }
 
 // replyTypes answer a call of the same id.
@@ -128,7 +159,7 @@ var HelloTimeout = 30 * time.Second
 // tunnel's requests, deltas); it runs on the reading goroutine and must not
 // block. hitl-ext ends when Close is called or hitl ends.
 func Start(sb *sandbox.Sandbox, path string, handler func(Frame)) (*Client, error) {
-	c := &Client{stderr: &tail{max: 4096}, waits: map[uint32]chan Frame{}, handler: handler, done: make(chan struct{})}
+	c := &Client{stderr: &tail{max: 4096}, waits: map[uint32]chan Frame{}, handler: handler, done: make(chan struct{}), writers: make(chan struct{}, MaxWriters)}
 	// Where no mechanism confines anything, it runs as hitl's other
 	// children do there (a command nobody saw could not run at all).
 	class := sandbox.ClassAuto
@@ -149,7 +180,7 @@ func Start(sb *sandbox.Sandbox, path string, handler func(Frame)) (*Client, erro
 	}
 	c.stdin = stdin
 	c.conn = NewConn(stdout, stdin)
-	c.last.Store(time.Now().UnixNano())
+	c.Touch()
 	hello := make(chan Frame, 1)
 	go c.read(hello)
 	go c.watch()
@@ -190,8 +221,8 @@ func (c *Client) read(hello chan Frame) {
 			_ = c.stdin.Close()
 			werr := c.wait()
 			msg := err.Error()
-			if c.silent.Load() {
-				msg = fmt.Sprintf("it sent nothing for %s while a call waited (stopped or wedged), and was killed", c.Silence)
+			if why, ok := c.killed.Load().(string); ok {
+				msg = why
 			}
 			if werr != nil {
 				msg += " (" + sandbox.Describe(werr) + ")"
@@ -209,7 +240,7 @@ func (c *Client) read(hello chan Frame) {
 			}
 			return
 		}
-		c.last.Store(time.Now().UnixNano())
+		c.Touch()
 		if first {
 			first = false
 			hello <- f
@@ -241,15 +272,15 @@ func (c *Client) watch() {
 			return
 		case <-tick.C:
 		}
-		if c.Silence <= 0 {
+		d := time.Duration(c.silence.Load())
+		if d <= 0 {
 			continue
 		}
 		c.mu.Lock()
 		waiting := len(c.waits) > 0
 		c.mu.Unlock()
-		if waiting && time.Since(time.Unix(0, c.last.Load())) > c.Silence {
-			c.silent.Store(true)
-			c.cmd.Kill()
+		if waiting && time.Since(time.Unix(0, c.last.Load())) > d {
+			c.Abort(fmt.Sprintf("it sent nothing for %s while a call waited (stopped or wedged), and was killed", d))
 			return
 		}
 	}
@@ -296,6 +327,7 @@ func (c *Client) Call(ctx context.Context, t byte, v any) (Frame, error) {
 	id := c.nextID
 	ch := make(chan Frame, 1)
 	c.waits[id] = ch
+	c.Touch() // its silence is counted from the call, not from before
 	c.mu.Unlock()
 	// Sent while the call waits: a hitl-ext that stopped reading cannot
 	// hold the caller past its context or its silence.

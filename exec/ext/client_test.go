@@ -188,3 +188,25 @@ func TestReadOpenAPIIsBounded(t *testing.T) {
 		t.Errorf("took %s", d)
 	}
 }
+
+// A call's silence is counted from the call: a hitl-ext idle longer than
+// the bound between calls (a person deciding) is not killed at the next.
+func TestSilenceCountsFromTheCall(t *testing.T) {
+	replyFile := filepath.Join(t.TempDir(), "reply.bin")
+	if err := os.WriteFile(replyFile, frame(ext.TTurnDone, 1, `{"turn":{}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// It answers the first call 4.5 s after its hello; the call comes
+	// after 3 s of idleness (past the 2 s bound), and waits 1.5 s.
+	path := fake(t, []byte(hello), "sleep 4.5; cat "+replyFile+"; exec sleep 30")
+	c, err := ext.Start(offSandbox(t), path, func(ext.Frame) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetSilence(2 * time.Second)
+	time.Sleep(3 * time.Second)
+	if _, err := c.Call(context.Background(), ext.TTurn, "x"); err != nil {
+		t.Fatalf("a call after an idle gap: %v", err)
+	}
+}

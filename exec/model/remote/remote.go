@@ -40,16 +40,27 @@ type Model struct {
 
 	mu       sync.Mutex
 	ctx      context.Context // the turn's, for its requests
-	inflight map[uint32]context.CancelFunc
+	turn     int             // the turn's number, for its requests' errors
+	inflight map[reqKey]context.CancelFunc
 	tunnel   error // the first error a request of this turn met here
 	origin   string
 }
+
+// reqKey is a request of the tunnel: its id, on the hitl-ext that asked.
+type reqKey struct {
+	c  *ext.Client
+	id uint32
+}
+
+// MaxRequests bounds the tunnel's requests at once (the SDK sends one at
+// a time): a hitl-ext that asks for more is killed.
+const MaxRequests = 4
 
 // New is the model c describes, run by the hitl-ext at path (started at
 // its first turn, in the sandbox sb returns; nil: none). name labels the
 // provider's errors.
 func New(name string, c provider.Config, path string, sb func() *sandbox.Sandbox) *Model {
-	return &Model{cfg: c, name: name, path: path, sandbox: sb, inflight: map[uint32]context.CancelFunc{}, origin: originOf(c.BaseURL)}
+	return &Model{cfg: c, name: name, path: path, sandbox: sb, inflight: map[reqKey]context.CancelFunc{}, origin: originOf(c.BaseURL)}
 }
 
 // originOf is a URL's scheme and host ("" when it has none).
@@ -75,6 +86,7 @@ func (m *Model) Turn(ctx context.Context, req exec.Request) (exec.Turn, error) {
 	}
 	m.mu.Lock()
 	m.ctx, m.tunnel = ctx, nil
+	m.turn++
 	m.mu.Unlock()
 	defer func() {
 		// The turn's requests end with it, whatever hitl-ext did.
@@ -157,7 +169,7 @@ func (m *Model) start() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name, err)
 	}
-	c.Silence = Silence
+	c.SetSilence(Silence)
 	cur.Store(c)
 	mc := *m.cfg.Model
 	mc.Alloy, mc.Fallback, mc.Routing, mc.Script = nil, nil, nil, nil
@@ -189,65 +201,96 @@ func (m *Model) frame(c *ext.Client, f ext.Frame) {
 	case ext.THTTP:
 		var r ext.HTTPRequest
 		if err := json.Unmarshal(f.Data, &r); err != nil {
-			go m.fail(c, f.ID, fmt.Errorf("%s sent a request hitl cannot read: %w", ext.Program, err))
+			c.Abort(fmt.Sprintf("it sent a request hitl cannot read (%v), and was killed", err))
 			return
 		}
 		// hitl-ext reaches only the model's base URL: its sandbox has no
 		// network, and this is the only way out.
 		if o := originOf(r.URL); o == "" || o != m.origin {
-			go m.fail(c, f.ID, fmt.Errorf("%s asked for a request to %s, outside the model's base URL %s: refused", ext.Program, termtext.Line(r.URL), m.cfg.BaseURL))
+			c.Abort(fmt.Sprintf("it asked for a request to %s, outside the model's base URL %s, and was killed", termtext.Line(r.URL), m.cfg.BaseURL))
 			return
 		}
 		m.mu.Lock()
-		ctx := m.ctx
+		ctx, turn := m.ctx, m.turn
 		if ctx == nil {
 			m.mu.Unlock()
-			go func() { _ = c.SendJSON(ext.THead, f.ID, ext.HTTPHead{Error: "no turn is running"}) }()
+			c.Go(func() { _ = c.SendJSON(ext.THead, f.ID, ext.HTTPHead{Error: "no turn is running"}) })
+			return
+		}
+		key := reqKey{c, f.ID}
+		if _, dup := m.inflight[key]; dup || len(m.inflight) >= MaxRequests {
+			m.mu.Unlock()
+			c.Abort(fmt.Sprintf("it asked for more than %d requests at once, or one id twice, and was killed", MaxRequests))
 			return
 		}
 		ctx, cancel := context.WithCancel(ctx)
-		m.inflight[f.ID] = cancel
+		m.inflight[key] = cancel
 		m.mu.Unlock()
-		go m.send(ctx, c, f.ID, r)
+		go m.send(ctx, c, f.ID, turn, r)
 	case ext.THTTPCancel:
 		m.mu.Lock()
-		if cancel := m.inflight[f.ID]; cancel != nil {
+		if cancel := m.inflight[reqKey{c, f.ID}]; cancel != nil {
 			cancel()
 		}
 		m.mu.Unlock()
 	}
 }
 
-func (m *Model) fail(c *ext.Client, id uint32, err error) {
-	m.record(err)
+func (m *Model) fail(c *ext.Client, id uint32, turn int, err error) {
+	m.record(turn, err)
 	_ = c.SendJSON(ext.THead, id, ext.HTTPHead{Error: err.Error(), Cut: provider.IsCut(err)})
 }
 
-func (m *Model) record(err error) {
+// record keeps err as the turn's tunnel error, if it is the turn's first
+// and the turn is still the one running.
+func (m *Model) record(turn int, err error) {
 	m.mu.Lock()
-	if m.tunnel == nil {
+	if m.tunnel == nil && turn == m.turn && m.ctx != nil {
 		m.tunnel = err
 	}
 	m.mu.Unlock()
 }
 
+// hopHeaders are what hitl's client sets itself, whatever their case in
+// hitl-ext's map (a second Host or length would go out verbatim).
+var hopHeaders = map[string]bool{
+	"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true, "Trailer": true,
+	"Upgrade": true, "Te": true, "Keep-Alive": true, "Proxy-Connection": true, "Proxy-Authorization": true, "Proxy-Authenticate": true,
+}
+
+// header is a tunnel request's header, its names canonical, without the
+// ones hitl's client owns.
+func header(in map[string][]string) http.Header {
+	h := http.Header{}
+	for k, vs := range in {
+		ck := http.CanonicalHeaderKey(k)
+		if hopHeaders[ck] {
+			continue
+		}
+		for _, v := range vs {
+			h.Add(ck, v)
+		}
+	}
+	return h
+}
+
 // send sends one request of the tunnel through the model's client and
 // streams its response back.
-func (m *Model) send(ctx context.Context, c *ext.Client, id uint32, r ext.HTTPRequest) {
+func (m *Model) send(ctx context.Context, c *ext.Client, id uint32, turn int, r ext.HTTPRequest) {
 	defer func() {
 		m.mu.Lock()
-		if cancel := m.inflight[id]; cancel != nil {
+		if cancel := m.inflight[reqKey{c, id}]; cancel != nil {
 			cancel()
-			delete(m.inflight, id)
+			delete(m.inflight, reqKey{c, id})
 		}
 		m.mu.Unlock()
 	}()
 	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
-		m.fail(c, id, err)
+		m.fail(c, id, turn, err)
 		return
 	}
-	req.Header = http.Header(r.Header)
+	req.Header = header(r.Header)
 	resp, err := m.cfg.HTTPClient.Do(req)
 	if err != nil {
 		// hitl-ext's client names the request itself.
@@ -255,7 +298,7 @@ func (m *Model) send(ctx context.Context, c *ext.Client, id uint32, r ext.HTTPRe
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		m.fail(c, id, err)
+		m.fail(c, id, turn, err)
 		return
 	}
 	defer resp.Body.Close()
@@ -269,13 +312,14 @@ func (m *Model) send(ctx context.Context, c *ext.Client, id uint32, r ext.HTTPRe
 			if c.Send(ext.TBody, id, buf[:n]) != nil {
 				return
 			}
+			c.Touch() // the stream flows: hitl-ext is waiting on it, not wedged
 		}
 		if err == io.EOF {
 			_ = c.SendJSON(ext.TBodyEnd, id, ext.BodyEnd{})
 			return
 		}
 		if err != nil {
-			m.record(err)
+			m.record(turn, err)
 			_ = c.SendJSON(ext.TBodyEnd, id, ext.BodyEnd{Error: err.Error(), Cut: provider.IsCut(err)})
 			return
 		}

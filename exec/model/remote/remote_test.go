@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -30,30 +29,60 @@ func tunnelRequest(id uint32, url string) string {
 	return string(exttest.Frame(ext.THTTP, id, `{"method":"GET","url":"`+url+`","header":{}}`))
 }
 
-// hitl-ext reaches only the model's base URL: a request it asks for
-// anywhere else (the key in its query) is refused, and nothing is sent.
+// hitl-ext reaches only the model's base URL: one that asks for a request
+// anywhere else (the key in its query) is killed, and nothing is sent.
 func TestTunnelReachesOnlyTheBaseURL(t *testing.T) {
 	var hits atomic.Int32
 	other := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer other.Close()
-	got := filepath.Join(t.TempDir(), "got")
-	for _, url := range []string{other.URL + "/steal?key=k", "http://localhost:1/x", "file:///etc/passwd", "//x/y"} {
-		path := exttest.Fake(t, exttest.Hello, "head -c 1 >/dev/null; cat "+filepathOf(t, tunnelRequest(1, url))+"; cat > "+got)
+	for _, url := range []string{other.URL + "/steal?key=k", "http://localhost:1/x", "http://x@127.0.0.1:2/", "file:///etc/passwd", "//x/y"} {
+		path := exttest.Fake(t, exttest.Hello, "head -c 1 >/dev/null; cat "+filepathOf(t, tunnelRequest(1, url))+"; exec cat >/dev/null")
 		m := model("http://127.0.0.1:1/", path)
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		_, err := m.Turn(ctx, exec.Request{Messages: []exec.Message{{Role: exec.RoleUser, Text: "hi"}}})
-		cancel()
+		_, err := m.Turn(context.Background(), exec.Request{Messages: []exec.Message{{Role: exec.RoleUser, Text: "hi"}}})
 		m.Close()
-		if err == nil {
-			t.Fatalf("%s: the turn succeeded", url)
-		}
-		b, _ := os.ReadFile(got)
-		if !bytes.Contains(b, []byte("outside the model's base URL http://127.0.0.1:1/: refused")) {
-			t.Errorf("%s: hitl-ext was told %q", url, b)
+		if err == nil || !strings.Contains(err.Error(), "outside the model's base URL http://127.0.0.1:1/, and was killed") {
+			t.Errorf("%s: err = %v", url, err)
 		}
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the other host got %d requests", n)
+	}
+}
+
+// A hitl-ext asking for more requests at once than the SDK ever does is
+// killed, not served (each would hold a goroutine and a body).
+func TestTunnelRequestsAreBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer srv.Close()
+	var flood string
+	for id := uint32(1); id <= MaxRequests+1; id++ {
+		flood += tunnelRequest(id, srv.URL+"/x")
+	}
+	path := exttest.Fake(t, exttest.Hello, "head -c 1 >/dev/null; sleep 0.3; cat "+filepathOf(t, flood)+"; exec cat >/dev/null")
+	m := model(srv.URL+"/", path)
+	defer m.Close()
+	_, err := m.Turn(context.Background(), exec.Request{Messages: []exec.Message{{Role: exec.RoleUser, Text: "hi"}}})
+	if err == nil || !strings.Contains(err.Error(), "it asked for more than 4 requests at once") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// What hitl's client owns (Host, lengths, hop-by-hop) is never taken from
+// hitl-ext's header map, whatever its case: a second Host or length would
+// go out verbatim.
+func TestTunnelHeaderIsCanonical(t *testing.T) {
+	h := header(map[string][]string{
+		"host": {"evil.example"}, "content-length": {"999"}, "transfer-encoding": {"chunked"}, "Connection": {"close"},
+		"x-goog-api-key": {"k"}, "content-type": {"application/json"}, "X-Two": {"a", "b"},
+	})
+	want := http.Header{"X-Goog-Api-Key": {"k"}, "Content-Type": {"application/json"}, "X-Two": {"a", "b"}}
+	if len(h) != len(want) {
+		t.Fatalf("header %v, want %v", h, want)
+	}
+	for k, v := range want {
+		if strings.Join(h[k], ",") != strings.Join(v, ",") {
+			t.Errorf("%s: %v, want %v", k, h[k], v)
+		}
 	}
 }
 
