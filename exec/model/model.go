@@ -234,6 +234,15 @@ func New(m *config.Model, o Options) (exec.Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	pm, err := newProvider(m, c, o)
+	if err != nil {
+		return nil, err
+	}
+	return maskKey(pm, c.APIKey), nil
+}
+
+// newProvider is the provider's model for m, reached as c says.
+func newProvider(m *config.Model, c provider.Config, o Options) (exec.Model, error) {
 	switch {
 	case m.Provider == "anthropic":
 		return anthropic.New(c)

@@ -149,3 +149,31 @@ func TestAPIErrorMessageShown(t *testing.T) {
 		})
 	}
 }
+
+// A server that echoes the key in its error (a proxy at base_url, a
+// debugging gateway) never has it printed: the key is hidden in the
+// error's text, whose type is still found.
+func TestAPIErrorHidesTheKey(t *testing.T) {
+	const key = "sk-secret-0123456789abcdef"
+	for _, f := range formats {
+		t.Run(f.provider, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","code":400,"status":"INVALID_ARGUMENT","message":"bad request with key %s"}}`, key)
+			}))
+			defer srv.Close()
+			_, err := newModel(t, f.provider, srv.URL, fastOpts(env(map[string]string{f.keyVar: key}))).Turn(context.Background(), request())
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if msg := err.Error(); strings.Contains(msg, key) || !strings.Contains(msg, "bad request with key [the API key]") {
+				t.Errorf("error shown as %q", msg)
+			}
+			var ae *model.APIError
+			if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest {
+				t.Errorf("not an APIError of status 400: %#v", err)
+			}
+		})
+	}
+}
