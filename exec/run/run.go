@@ -95,10 +95,9 @@ type Options struct {
 // Run is one run: a new one or one resumed from its session.
 type Run struct {
 	opts Options
-	// tracked are the models holding a process (hitl-ext), closed with
+	// models are the models holding a process (hitl-ext), closed with
 	// the run.
-	trackMu sync.Mutex
-	tracked []io.Closer
+	models  closers
 	start   time.Time
 	cfg     *config.Config
 	agent   *config.Agent
@@ -183,7 +182,7 @@ func (r *Run) getenv(k string) string {
 // --session); a resumed one keeps its session as it was.
 func (r *Run) Close() {
 	// The run's sandboxes end with it: nothing they started is left.
-	r.closeTracked()
+	r.models.closeAll()
 	r.sandbox.Close()
 	if r.journal == nil {
 		return

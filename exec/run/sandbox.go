@@ -44,18 +44,4 @@ func (r *Run) startSandbox() error {
 func (r *Run) runSandbox() *sandbox.Sandbox { return r.sandbox }
 
 // track keeps a model that holds a process (hitl-ext), closed with the run.
-func (r *Run) track(c io.Closer) {
-	r.trackMu.Lock()
-	r.tracked = append(r.tracked, c)
-	r.trackMu.Unlock()
-}
-
-func (r *Run) closeTracked() {
-	r.trackMu.Lock()
-	cs := r.tracked
-	r.tracked = nil
-	r.trackMu.Unlock()
-	for _, c := range cs {
-		_ = c.Close()
-	}
-}
+func (r *Run) track(c io.Closer) { r.models.add(func() { _ = c.Close() }) }

@@ -32,28 +32,17 @@ type members struct {
 	stop context.CancelCauseFunc
 	ctx  context.Context
 
-	mu     sync.Mutex
-	closes []func() // the tools of every member built, closed when the run ends
+	closes closers // the tools of every member built, closed when the run ends
+
+	mu sync.Mutex
 	// tasksTaken: the background tasks of a resumed run went to the first
 	// toolset built; no other starts them again.
 	tasksTaken bool
 }
 
-func (m *members) onClose(f func()) {
-	m.mu.Lock()
-	m.closes = append(m.closes, f)
-	m.mu.Unlock()
-}
+func (m *members) onClose(f func()) { m.closes.add(f) }
 
-func (m *members) closeAll() {
-	m.mu.Lock()
-	fs := m.closes
-	m.closes = nil
-	m.mu.Unlock()
-	for i := len(fs) - 1; i >= 0; i-- {
-		fs[i]()
-	}
-}
+func (m *members) closeAll() { m.closes.closeAll() }
 
 // activeAgent is the agent the run's conversation is with: the last one
 // handed off to (a resumed run), else the run's first.

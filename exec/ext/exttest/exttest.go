@@ -2,22 +2,34 @@
 package exttest
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/hitl-dev/hitl/exec/ext"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 )
 
-// BuildInto builds hitl-ext into dir and returns its path.
+// BuildInto builds hitl-ext into dir and returns its path. The go command
+// starts as every process of hitl does, through exec/sandbox (unconfined:
+// it writes the build cache).
 func BuildInto(dir string) (string, error) {
 	path := filepath.Join(dir, ext.Program)
-	out, err := exec.Command("go", "build", "-o", path, ext.Package).CombinedOutput()
+	sb, err := sandbox.New(sandbox.Off, "")
 	if err != nil {
-		return "", fmt.Errorf("building %s: %v\n%s", ext.Package, err, out)
+		return "", err
+	}
+	var out bytes.Buffer
+	build := sb.Command(context.Background(), sandbox.Spec{
+		Path: "go", Args: []string{"build", "-o", path, ext.Package},
+		Env: os.Environ(), Stdout: &out, Stderr: &out, Class: sandbox.ClassHook,
+	})
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building %s: %v\n%s", ext.Package, err, out.String())
 	}
 	return path, nil
 }
