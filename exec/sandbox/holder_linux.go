@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -76,13 +77,51 @@ func (h *holderProc) reap(ask func(pidfd int)) {
 }
 
 // endsWithin says whether the process of pidfd ends within d (d < 0:
-// waits until it does).
+// waits until it does). It waits through Go's poller, holding no thread in
+// a system call (see sock); where the poller cannot take the pidfd, in
+// poll(2).
 func endsWithin(pidfd int, d time.Duration) bool {
+	dup, err := unix.FcntlInt(uintptr(pidfd), unix.F_DUPFD_CLOEXEC, 0)
+	if err == nil {
+		err = unix.SetNonblock(dup, true)
+		if err != nil {
+			unix.Close(dup)
+		}
+	}
+	if err != nil {
+		return pollEnds(pidfd, d)
+	}
+	f := os.NewFile(uintptr(dup), "pidfd")
+	defer f.Close()
+	if d >= 0 {
+		if err := f.SetReadDeadline(time.Now().Add(d)); err != nil {
+			return pollEnds(pidfd, d) // not pollable here
+		}
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return pollEnds(pidfd, d)
+	}
+	ended := false
+	err = rc.Read(func(fd uintptr) bool {
+		ended = pollEnds(int(fd), 0)
+		return ended
+	})
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		return pollEnds(pidfd, d)
+	}
+	return ended
+}
+
+// pollEnds is endsWithin in poll(2) (d 0: whether it has ended now).
+func pollEnds(pidfd int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 	for {
 		timeout := -1
-		if d >= 0 {
+		if d == 0 {
+			timeout = 0
+		} else if d > 0 {
 			left := time.Until(deadline)
 			if left <= 0 {
 				return false
@@ -95,6 +134,9 @@ func endsWithin(pidfd int, d time.Duration) bool {
 		}
 		if err != nil || n > 0 {
 			return err == nil
+		}
+		if d == 0 {
+			return false
 		}
 	}
 }

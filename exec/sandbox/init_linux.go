@@ -49,12 +49,17 @@ func initMain(fdArg, cfgJSON string) int {
 	// Not dumpable: a process of the same user cannot read its memory,
 	// descriptors or environment, nor trace it.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	in, err := newInit(cfgJSON)
+	sk, err := newSock(fd)
 	if err != nil {
-		_ = sendMsg(fd, reply{Error: err.Error()}, nil)
+		fmt.Fprintf(os.Stderr, "hitl sandbox init: the socket: %v\n", err)
 		return 126
 	}
-	in.fd = fd
+	in, err := newInit(cfgJSON)
+	if err != nil {
+		_ = sk.send(reply{Error: err.Error()}, nil)
+		return 126
+	}
+	in.sock = sk
 	// Ready while the first worker gets ready: a worker that cannot
 	// (a PID namespace, the holder, the domain) says so to the command
 	// it was for, and hitl falls back to a sandbox per command.
@@ -69,7 +74,7 @@ func initMain(fdArg, cfgJSON string) int {
 
 // sbInit is the init's state.
 type sbInit struct {
-	fd     int
+	sock   *sock
 	v      view
 	scope  int               // a ruleset that scopes signals only: each command's domain
 	filter []unix.SockFilter // the seccomp filter, nil for none
@@ -115,7 +120,7 @@ func newInit(cfgJSON string) (*sbInit, error) {
 func (in *sbInit) send(r reply, fds []int) error {
 	in.sendMu.Lock()
 	defer in.sendMu.Unlock()
-	return sendMsg(in.fd, r, fds)
+	return in.sock.send(r, fds)
 }
 
 // next reads the next request until one is a command to start, and
@@ -125,7 +130,7 @@ func (in *sbInit) send(r reply, fds []int) error {
 func (in *sbInit) next() (job, bool) {
 	for {
 		var req request
-		files, err := recvMsg(in.fd, &req)
+		files, err := in.sock.recv(&req)
 		if err != nil {
 			close(in.done)
 			return job{}, false
@@ -153,11 +158,13 @@ type job struct {
 
 // work is a worker: a thread confined for one command alone (prepare),
 // with the first process of its PID namespace already there. Kept ready,
-// it reads the next request (next), has the next worker get ready, then
-// starts the command, says so with its pidfd, waits for it, ends its PID
-// namespace (all it left) and says how it ended. The thread is never given
-// back: a goroutine that ends locked ends its thread. Nothing in the
-// command's namespace can name it.
+// it reads the next request (next), starts the command and says so with
+// its pidfd; then the thread ends (a goroutine that ends locked ends its
+// thread: it is never given back), and a goroutine of no thread in
+// particular has the next worker get ready, waits for the command, ends
+// its PID namespace (all it left) and says how it ended. A thousand
+// commands at once are a thousand goroutines waiting, not threads.
+// Nothing in the command's namespace can name the init.
 func (in *sbInit) work() {
 	runtime.LockOSThread()
 	holder, perr := in.prepare()
@@ -185,10 +192,8 @@ func (in *sbInit) work() {
 		}
 	}
 	closeAll(j.files)
-	// The next worker gets ready (and reads) while this one's command
-	// runs.
-	go in.work()
 	if err != nil {
+		go in.work()
 		r := reply{ID: req.ID, Error: err.Error(), Unprepared: perr != nil}
 		var errno syscall.Errno
 		if perr == nil && errors.As(err, &errno) {
@@ -199,6 +204,7 @@ func (in *sbInit) work() {
 	}
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
+		go in.work()
 		// Killed with its namespace; waited for before the holder, whose
 		// end waits for every process of the namespace to be.
 		holder.end()
@@ -208,16 +214,24 @@ func (in *sbInit) work() {
 		return
 	}
 	_ = in.send(reply{ID: req.ID, Started: true}, []int{pidfd})
-	// The command's end is its pidfd's, whoever may wait for it: a
-	// process that traces it (its own child) gets its exit first, and
-	// wait4 would wait for that tracer. Its namespace is ended first (the
-	// tracer with it), then it is waited for.
-	endsWithin(pidfd, -1)
-	unix.Close(pidfd)
-	holder.end()
-	ws := waitPid(pid)
-	holder.reap(stuck)
-	finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
+	// The rest is waiting: done by a goroutine of no thread in particular
+	// (this confined one ends here), which first has the next worker get
+	// ready while the command runs.
+	go func() {
+		go in.work()
+		// The command's end is its pidfd's, whoever may wait for it: a
+		// process that traces it (its own child) gets its exit first,
+		// and wait4 would wait for that tracer. Its namespace is ended
+		// first (the tracer with it), then it is waited for. (The
+		// command and its holder are children of this process, whichever
+		// thread waits.)
+		endsWithin(pidfd, -1)
+		unix.Close(pidfd)
+		holder.end()
+		ws := waitPid(pid)
+		holder.reap(stuck)
+		finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
+	}()
 }
 
 func waitPid(pid int) syscall.WaitStatus {

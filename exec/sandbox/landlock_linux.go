@@ -126,16 +126,14 @@ func confine(v view) error {
 	for i, r := range rules {
 		llRules[i] = landlock.PathAccess(r.access, r.path).IgnoreIfMissing()
 	}
-	if err := landlock.V7.BestEffort().RestrictPaths(llRules...); err != nil {
-		return err
+	// One domain for all three (each domain is a pass over every thread).
+	c := landlock.V7
+	if v.Network {
+		c.HandledAccessNet = 0
 	}
-	if !v.Network {
-		// TCP: no bind, no connect (the socket filter refuses the rest).
-		if err := landlock.V7.BestEffort().RestrictNet(); err != nil {
-			return err
-		}
-	}
-	return landlock.V7.BestEffort().RestrictScoped()
+	// TCP, without the network: no bind, no connect (the socket filter
+	// refuses the rest).
+	return c.BestEffort().Restrict(llRules...)
 }
 
 // pathRule grants access beneath path (a file's rights only, for a path

@@ -23,7 +23,7 @@ import (
 // one view. It ends with the run (Close) and with hitl (its parent-death
 // signal).
 type runInit struct {
-	fd     int // hitl's end of the socketpair
+	sock   *sock // hitl's end of the socketpair
 	sendMu sync.Mutex
 	mu     sync.Mutex
 	nextID uint64
@@ -83,9 +83,15 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 		cmd.SysProcAttr = procAttr()
 	default:
 		unix.Close(pair[0])
+		theirs.Close()
 		return nil, fmt.Errorf("no per-run sandbox under %s", s.Mechanism())
 	}
-	ri := &runInit{fd: pair[0], waiting: map[uint64]chan event{}, dead: make(chan struct{}), exited: make(chan struct{})}
+	sk, err := newSock(pair[0])
+	if err != nil {
+		theirs.Close()
+		return nil, fmt.Errorf("socketpair: %w", err)
+	}
+	ri := &runInit{sock: sk, waiting: map[uint64]chan event{}, dead: make(chan struct{}), exited: make(chan struct{})}
 	// The init's parent-death signal follows the thread that starts it:
 	// one kept for as long as the init lives.
 	startErr := make(chan error, 1)
@@ -106,14 +112,14 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 		close(ri.exited)
 	}()
 	if err := <-startErr; err != nil {
-		unix.Close(ri.fd)
+		ri.sock.close()
 		return nil, err
 	}
 	ri.proc = cmd.Process
 	first := make(chan error, 1)
 	go func() {
 		var r reply
-		files, err := recvMsg(ri.fd, &r)
+		files, err := ri.sock.recv(&r)
 		closeAll(files)
 		switch {
 		case err != nil:
@@ -162,7 +168,7 @@ func (c *capped) Write(p []byte) (int, error) {
 func (ri *runInit) read() {
 	for {
 		var r reply
-		files, err := recvMsg(ri.fd, &r)
+		files, err := ri.sock.recv(&r)
 		if err != nil {
 			break
 		}
@@ -229,7 +235,7 @@ func (ri *runInit) start(req request, files [3]*os.File) (chan event, *os.File, 
 	ri.waiting[req.ID] = ch
 	ri.mu.Unlock()
 	ri.sendMu.Lock()
-	err := sendMsg(ri.fd, req, []int{int(files[0].Fd()), int(files[1].Fd()), int(files[2].Fd())})
+	err := ri.sock.send(req, []int{int(files[0].Fd()), int(files[1].Fd()), int(files[2].Fd())})
 	ri.sendMu.Unlock()
 	runtime.KeepAlive(files)
 	if err != nil {
@@ -287,7 +293,7 @@ func (ri *runInit) kill() {
 // that; an init not gone within 2 s is killed (and hitl's own end kills
 // it: its parent-death signal).
 func (ri *runInit) close() {
-	_ = unix.Shutdown(ri.fd, unix.SHUT_RDWR)
+	ri.sock.shutdown()
 	go func() {
 		select {
 		case <-ri.exited:
@@ -295,7 +301,7 @@ func (ri *runInit) close() {
 			ri.kill()
 			<-ri.exited
 		}
-		unix.Close(ri.fd)
+		ri.sock.close()
 	}()
 }
 

@@ -325,6 +325,32 @@ func TestCommandsAtOnceAreBounded(t *testing.T) {
 	})
 }
 
+// Commands running at once are goroutines of the init waiting, not
+// threads: a line that starts a hundred background commands does not grow
+// the init by a hundred threads (each command's confined thread ends once
+// the command runs).
+func TestCommandsAtOnceHoldNoThreads(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		const n = 100
+		var last *Cmd
+		for range n {
+			last = startSleep(t, sb, ClassAuto, dir)
+		}
+		pid, cmdline := parentOf(t, last.Pid())
+		if !strings.Contains(cmdline, initArg) {
+			t.Fatalf("the command's parent is %q, not the run's init", cmdline)
+		}
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tasks) > 20 {
+			t.Errorf("with %d commands running, the init has %d threads", n, len(tasks))
+		}
+	})
+}
+
 // attackEnv names, in a command's environment, what the test binary does
 // when the run's sandbox starts it as that command (hangAttack).
 const attackEnv = "HITL_SANDBOX_TEST_ATTACK"
