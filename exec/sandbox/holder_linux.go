@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -81,6 +80,13 @@ func (h *holderProc) reap(ask func(pidfd int)) {
 // a system call (see sock); where the poller cannot take the pidfd, in
 // poll(2).
 func endsWithin(pidfd int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	left := func() time.Duration {
+		if d < 0 {
+			return -1
+		}
+		return max(time.Until(deadline), 0)
+	}
 	dup, err := unix.FcntlInt(uintptr(pidfd), unix.F_DUPFD_CLOEXEC, 0)
 	if err == nil {
 		err = unix.SetNonblock(dup, true)
@@ -89,26 +95,28 @@ func endsWithin(pidfd int, d time.Duration) bool {
 		}
 	}
 	if err != nil {
-		return pollEnds(pidfd, d)
+		return pollEnds(pidfd, left())
 	}
 	f := os.NewFile(uintptr(dup), "pidfd")
 	defer f.Close()
 	if d >= 0 {
-		if err := f.SetReadDeadline(time.Now().Add(d)); err != nil {
-			return pollEnds(pidfd, d) // not pollable here
+		if err := f.SetReadDeadline(deadline); err != nil {
+			return pollEnds(pidfd, left()) // not pollable here
 		}
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return pollEnds(pidfd, d)
+		return pollEnds(pidfd, left())
 	}
 	ended := false
 	err = rc.Read(func(fd uintptr) bool {
 		ended = pollEnds(int(fd), 0)
 		return ended
 	})
-	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-		return pollEnds(pidfd, d)
+	if err != nil {
+		// The deadline passed (perhaps before a first look) or the
+		// poller failed: one more look, in poll(2), for what is left.
+		return pollEnds(pidfd, left())
 	}
 	return ended
 }

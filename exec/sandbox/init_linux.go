@@ -158,13 +158,12 @@ type job struct {
 
 // work is a worker: a thread confined for one command alone (prepare),
 // with the first process of its PID namespace already there. Kept ready,
-// it reads the next request (next), starts the command and says so with
-// its pidfd; then the thread ends (a goroutine that ends locked ends its
-// thread: it is never given back), and a goroutine of no thread in
-// particular has the next worker get ready, waits for the command, ends
-// its PID namespace (all it left) and says how it ended. A thousand
-// commands at once are a thousand goroutines waiting, not threads.
-// Nothing in the command's namespace can name the init.
+// it reads the next request (next), has the next worker get ready, then
+// starts the command, says so with its pidfd, waits for it (through Go's
+// poller: the thread sleeps, holding no system call), ends its PID
+// namespace (all it left) and says how it ended. The thread is never given
+// back: a goroutine that ends locked ends its thread. Nothing in the
+// command's namespace can name it.
 func (in *sbInit) work() {
 	runtime.LockOSThread()
 	holder, perr := in.prepare()
@@ -192,8 +191,10 @@ func (in *sbInit) work() {
 		}
 	}
 	closeAll(j.files)
+	// The next worker gets ready (and reads) while this one's command
+	// runs.
+	go in.work()
 	if err != nil {
-		go in.work()
 		r := reply{ID: req.ID, Error: err.Error(), Unprepared: perr != nil}
 		var errno syscall.Errno
 		if perr == nil && errors.As(err, &errno) {
@@ -204,7 +205,6 @@ func (in *sbInit) work() {
 	}
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		go in.work()
 		// Killed with its namespace; waited for before the holder, whose
 		// end waits for every process of the namespace to be.
 		holder.end()
@@ -214,24 +214,19 @@ func (in *sbInit) work() {
 		return
 	}
 	_ = in.send(reply{ID: req.ID, Started: true}, []int{pidfd})
-	// The rest is waiting: done by a goroutine of no thread in particular
-	// (this confined one ends here), which first has the next worker get
-	// ready while the command runs.
-	go func() {
-		go in.work()
-		// The command's end is its pidfd's, whoever may wait for it: a
-		// process that traces it (its own child) gets its exit first,
-		// and wait4 would wait for that tracer. Its namespace is ended
-		// first (the tracer with it), then it is waited for. (The
-		// command and its holder are children of this process, whichever
-		// thread waits.)
-		endsWithin(pidfd, -1)
-		unix.Close(pidfd)
-		holder.end()
-		ws := waitPid(pid)
-		holder.reap(stuck)
-		finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
-	}()
+	// The command's end is its pidfd's, whoever may wait for it: a
+	// process that traces it (its own child) gets its exit first, and
+	// wait4 would wait for that tracer. Its namespace is ended first (the
+	// tracer with it), then it is waited for. This thread, the command's
+	// parent, lives until then: a command's parent-death signal
+	// (PR_SET_PDEATHSIG, bwrap's --die-with-parent) follows its parent
+	// thread, not the process.
+	endsWithin(pidfd, -1)
+	unix.Close(pidfd)
+	holder.end()
+	ws := waitPid(pid)
+	holder.reap(stuck)
+	finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
 }
 
 func waitPid(pid int) syscall.WaitStatus {

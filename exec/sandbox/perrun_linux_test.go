@@ -325,28 +325,44 @@ func TestCommandsAtOnceAreBounded(t *testing.T) {
 	})
 }
 
-// Commands running at once are goroutines of the init waiting, not
-// threads: a line that starts a hundred background commands does not grow
-// the init by a hundred threads (each command's confined thread ends once
-// the command runs).
-func TestCommandsAtOnceHoldNoThreads(t *testing.T) {
+// Each command's parent is a thread of the init of its own, alive while
+// the command runs: a command that asks for a signal when its parent dies
+// (PR_SET_PDEATHSIG, as bwrap's --die-with-parent does) gets it when that
+// thread ends, not the init, so the thread may not end before the command.
+func TestCommandKeepsItsParentThread(t *testing.T) {
 	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
 		dir := t.TempDir()
-		const n = 100
-		var last *Cmd
+		const n = 8
+		var pids []int
 		for range n {
-			last = startSleep(t, sb, ClassAuto, dir)
+			pids = append(pids, startSleep(t, sb, ClassApproved, dir).Pid())
 		}
-		pid, cmdline := parentOf(t, last.Pid())
+		// Let a thread that would end once its command runs do so.
+		time.Sleep(200 * time.Millisecond)
+		init, cmdline := parentOf(t, pids[0])
 		if !strings.Contains(cmdline, initArg) {
 			t.Fatalf("the command's parent is %q, not the run's init", cmdline)
 		}
-		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-		if err != nil {
-			t.Fatal(err)
+		parent := map[int]int{} // command → the init's thread that is its parent
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(init) + "/task")
+		for _, task := range tasks {
+			tid, _ := strconv.Atoi(task.Name())
+			kids, _ := os.ReadFile("/proc/" + strconv.Itoa(init) + "/task/" + task.Name() + "/children")
+			for _, f := range strings.Fields(string(kids)) {
+				pid, _ := strconv.Atoi(f)
+				parent[pid] = tid
+			}
 		}
-		if len(tasks) > 20 {
-			t.Errorf("with %d commands running, the init has %d threads", n, len(tasks))
+		threads := map[int]bool{}
+		for _, pid := range pids {
+			tid, ok := parent[pid]
+			switch {
+			case !ok:
+				t.Errorf("command %d is no child of a thread of the init %d", pid, init)
+			case tid == init || threads[tid]:
+				t.Errorf("command %d's parent thread %d is not its own (the init's main thread, or another command's)", pid, tid)
+			}
+			threads[tid] = true
 		}
 	})
 }
@@ -577,4 +593,44 @@ func TestStoppedHolderDoesNotHoldTheEnd(t *testing.T) {
 			t.Errorf("the next command: %v %q", err, out)
 		}
 	})
+}
+
+// endsWithin sees a process that has ended, however short the time it is
+// given (a deadline already past included), and waits no longer than it
+// is given for one that has not.
+func TestEndsWithinSeesAnEnd(t *testing.T) {
+	start := func(prog string, args ...string) (pid, pidfd int) {
+		t.Helper()
+		pid, err := syscall.ForkExec(prog, append([]string{prog}, args...), &syscall.ProcAttr{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pidfd, err = unix.PidfdOpen(pid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+			waitPid(pid)
+			unix.Close(pidfd)
+		})
+		return pid, pidfd
+	}
+	_, ended := start("/bin/true")
+	if !endsWithin(ended, -1) {
+		t.Fatal("/bin/true did not end")
+	}
+	for _, d := range []time.Duration{0, time.Nanosecond, time.Second} {
+		if !endsWithin(ended, d) {
+			t.Errorf("an ended process, within %v: not ended", d)
+		}
+	}
+	_, running := start("/bin/sleep", "60")
+	t0 := time.Now()
+	if endsWithin(running, 100*time.Millisecond) {
+		t.Error("a running process ended")
+	}
+	if took := time.Since(t0); took > 5*time.Second {
+		t.Errorf("waited %v for 100ms", took)
+	}
 }
