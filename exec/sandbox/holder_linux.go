@@ -77,48 +77,46 @@ func (h *holderProc) reap(ask func(pidfd int)) {
 
 // endsWithin says whether the process of pidfd ends within d (d < 0:
 // waits until it does). It waits through Go's poller, holding no thread in
-// a system call (see sock); where the poller cannot take the pidfd, in
-// poll(2).
+// a system call (see sock); where the poller cannot take the pidfd, or the
+// deadline passed before a first look, in poll(2) for what is left.
 func endsWithin(pidfd int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
-	left := func() time.Duration {
-		if d < 0 {
-			return -1
-		}
-		return max(time.Until(deadline), 0)
+	if ended, ok := pollerEnds(pidfd, deadline, d >= 0); ok {
+		return ended
 	}
+	left := time.Duration(-1)
+	if d >= 0 {
+		left = max(time.Until(deadline), 0)
+	}
+	return pollEnds(pidfd, left)
+}
+
+// pollerEnds is endsWithin through Go's poller, on a non-blocking copy of
+// pidfd (until deadline when timed); ok is false when the poller could not
+// answer.
+func pollerEnds(pidfd int, deadline time.Time, timed bool) (ended, ok bool) {
 	dup, err := unix.FcntlInt(uintptr(pidfd), unix.F_DUPFD_CLOEXEC, 0)
-	if err == nil {
-		err = unix.SetNonblock(dup, true)
-		if err != nil {
-			unix.Close(dup)
-		}
-	}
 	if err != nil {
-		return pollEnds(pidfd, left())
+		return false, false
+	}
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
+		return false, false
 	}
 	f := os.NewFile(uintptr(dup), "pidfd")
 	defer f.Close()
-	if d >= 0 {
-		if err := f.SetReadDeadline(deadline); err != nil {
-			return pollEnds(pidfd, left()) // not pollable here
-		}
+	if timed && f.SetReadDeadline(deadline) != nil {
+		return false, false // not pollable here
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return pollEnds(pidfd, left())
+		return false, false
 	}
-	ended := false
 	err = rc.Read(func(fd uintptr) bool {
 		ended = pollEnds(int(fd), 0)
 		return ended
 	})
-	if err != nil {
-		// The deadline passed (perhaps before a first look) or the
-		// poller failed: one more look, in poll(2), for what is left.
-		return pollEnds(pidfd, left())
-	}
-	return ended
+	return ended, err == nil
 }
 
 // pollEnds is endsWithin in poll(2) (d 0: whether it has ended now).

@@ -186,7 +186,7 @@ func (s *Model) RoundTrip(req *http.Request) (*http.Response, error) {
 	return &http.Response{
 		Status: fmt.Sprintf("%d %s", h.Status, http.StatusText(h.Status)), StatusCode: h.Status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header(h.Header), Body: &body2{PipeReader: pr, stop: stop, cancel: func() {
+		Header: http.Header(h.Header), Body: &tunnelBody{PipeReader: pr, stop: stop, cancel: func() {
 			forget()
 			_ = s.conn.Send(ext.THTTPCancel, id, nil)
 		}},
@@ -194,16 +194,16 @@ func (s *Model) RoundTrip(req *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-// body2 is a tunnelled body: closing it early abandons the request on
+// tunnelBody is a tunnelled body: closing it early abandons the request on
 // hitl's side.
-type body2 struct {
+type tunnelBody struct {
 	*io.PipeReader
 	stop   func() bool
 	cancel func()
 	once   sync.Once
 }
 
-func (b *body2) Close() error {
+func (b *tunnelBody) Close() error {
 	b.once.Do(func() {
 		b.stop()
 		b.cancel()
