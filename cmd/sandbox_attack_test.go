@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -447,12 +448,16 @@ func sandboxCondition(mech string) (bool, error) {
 
 // TestSandboxAttacks runs the attack scripts (testdata/script/sandbox)
 // under each mechanism the machine has: bwrap, and Landlock with bwrap
-// hidden from PATH. $MECH is the mechanism run.started must name.
+// hidden from PATH. $MECH is the mechanism run.started must name (quoted
+// for stdout's regular expressions).
 func TestSandboxAttacks(t *testing.T) {
-	for _, mech := range []string{"bwrap+landlock", "landlock"} {
+	// Each mode (permissions.sandbox) and the mechanism run.started
+	// names for it here.
+	for _, c := range []struct{ mode, mech string }{{"bwrap", "bwrap+landlock"}, {"landlock", "landlock"}} {
+		mech := c.mech
 		t.Run(mech, func(t *testing.T) {
-			if ok, _ := sandboxCondition(mech); !ok {
-				t.Skipf("this machine cannot confine commands with %s", mech)
+			if ok, _ := sandboxCondition(c.mode); !ok {
+				t.Skipf("this machine cannot confine commands with %s", c.mode)
 			}
 			testscript.Run(t, testscript.Params{
 				Dir: "../testdata/script/sandbox",
@@ -465,7 +470,8 @@ func TestSandboxAttacks(t *testing.T) {
 							return err
 						}
 					}
-					env.Setenv("MECH", mech)
+					// Matched by stdout, a regular expression.
+					env.Setenv("MECH", regexp.QuoteMeta(mech))
 					if mech == "landlock" {
 						env.Setenv("PATH", env.Getenv("NOBWRAP"))
 					}

@@ -9,6 +9,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -103,15 +104,17 @@ func bwrapMounts(v view, caps []int) []string {
 	} else {
 		add("/", "--ro-bind", "/", "/")
 	}
-	// The state dir's parents: mount points, read-only to a child that
-	// may not write there anyway; added before the working directories,
-	// so that one of them that is also a parent (the home) stays
-	// writable.
+	// The state dir's parents, where a child could rename one away:
+	// mount points, which cannot be renamed. A child that writes only in
+	// its directories can rename nothing on the read-only root, so only
+	// a parent inside one of them is made a mount point (read-only), and
+	// one that is itself a writable directory is one already.
 	if v.StateDir != "" {
 		for _, a := range ancestors(v.StateDir) {
-			if p.writeAll {
+			switch {
+			case p.writeAll:
 				add(a, "--bind", a, a)
-			} else {
+			case inWritable(a, v.Writable) && !slices.Contains(v.Writable, a):
 				add(a, "--ro-bind", a, a)
 			}
 		}
@@ -136,7 +139,11 @@ func bwrapMounts(v view, caps []int) []string {
 	// helper to a program the kernel runs outside the sandbox.
 	add("/proc/sys", "--ro-bind", "/proc/sys", "/proc/sys")
 	add("/proc/sysrq-trigger", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger")
-	add("/sys", "--ro-bind", "/sys", "/sys")
+	// /sys is read-only with the root it is mounted on, unless that is
+	// writable.
+	if p.writeAll || inWritable("/sys", v.Writable) {
+		add("/sys", "--ro-bind", "/sys", "/sys")
+	}
 	if v.StateDir != "" {
 		add(v.StateDir, "--tmpfs", v.StateDir, "--remount-ro", v.StateDir)
 	}
@@ -145,6 +152,11 @@ func bwrapMounts(v view, caps []int) []string {
 		args = append(args, m.args...)
 	}
 	return args
+}
+
+// inWritable says whether path lies in one of the writable directories.
+func inWritable(path string, writable []string) bool {
+	return slices.ContainsFunc(writable, func(d string) bool { return Within(path, d) })
 }
 
 // depth is how many names path has ("/" none).

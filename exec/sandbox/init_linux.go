@@ -191,10 +191,8 @@ func (in *sbInit) work() {
 		}
 	}
 	closeAll(j.files)
-	// The next worker gets ready (and reads) while this one's command
-	// runs.
-	go in.work()
 	if err != nil {
+		go in.work()
 		r := reply{ID: req.ID, Error: err.Error(), Unprepared: perr != nil}
 		var errno syscall.Errno
 		if perr == nil && errors.As(err, &errno) {
@@ -205,6 +203,7 @@ func (in *sbInit) work() {
 	}
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
+		go in.work()
 		// Killed with its namespace; waited for before the holder, whose
 		// end waits for every process of the namespace to be.
 		holder.end()
@@ -214,6 +213,9 @@ func (in *sbInit) work() {
 		return
 	}
 	_ = in.send(reply{ID: req.ID, Started: true}, []int{pidfd})
+	// The next worker gets ready (and reads) while this one's command
+	// runs, once hitl, which waits for that word, has it.
+	go in.work()
 	// The command's end is its pidfd's, whoever may wait for it: a
 	// process that traces it (its own child) gets its exit first, and
 	// wait4 would wait for that tracer. Its namespace is ended first (the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,4 +46,38 @@ func TestPathNotUTF8IsRefused(t *testing.T) {
 			t.Fatalf("a view with a path that is not UTF-8: %v", err)
 		}
 	})
+}
+
+// The state dir's parents are mount points (they cannot be renamed away)
+// where a child could rename one: inside a directory it may write, or
+// anywhere for a child that writes where the user may. On the read-only
+// root a child renames nothing, and bwrap is not asked for mounts that
+// only cost time.
+func TestStateParentsMountedWhereRenamable(t *testing.T) {
+	tests := []struct {
+		name     string
+		class    Class
+		writable []string
+		want     []string // the parents bound, with bwrap's operation
+	}{
+		{"outside the working dir", ClassAuto, []string{"/w/project"}, nil},
+		{"inside the working dir", ClassAuto, []string{"/w"}, []string{"--ro-bind /w/st", "--ro-bind /w/st/x"}},
+		{"the working dir is a parent", ClassAuto, []string{"/w/st"}, []string{"--ro-bind /w/st/x"}},
+		{"approved", ClassApproved, nil, []string{"--bind /w", "--bind /w/st", "--bind /w/st/x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := bwrapMounts(view{Class: tt.class, StateDir: "/w/st/x/hitl", Writable: tt.writable}, nil)
+			var got []string
+			for i := 0; i+2 < len(args); i++ {
+				op, src := args[i], args[i+1]
+				if (op == "--ro-bind" || op == "--bind") && src != "/" && Within("/w/st/x/hitl", src) && src != "/w/st/x/hitl" && !slices.Contains(tt.writable, src) {
+					got = append(got, op+" "+src)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("the state dir's parents bound: %q, want %q\nargs: %q", got, tt.want, args)
+			}
+		})
+	}
 }
