@@ -64,8 +64,15 @@ type mount struct {
 // executable (fd 3), which confines prog further inside.
 func (s *Sandbox) bwrapArgs(prog string, argv []string, v view) []string {
 	var caps []int
-	if v.policy().writeAll && os.Geteuid() == 0 {
-		caps = seenCaps
+	if os.Geteuid() == 0 {
+		if v.policy().writeAll {
+			caps = seenCaps
+		}
+		if s.Mechanism() == MechLayered {
+			// bwrap leaves root its whole bounding set: the helper
+			// empties it, which takes CAP_SETPCAP, then drops that.
+			caps = append(slices.Clone(caps), unix.CAP_SETPCAP)
+		}
 	}
 	args := bwrapMounts(v, caps)
 	if v.Dir != "" {

@@ -47,17 +47,19 @@ func helperMain(cfgJSON, prog string, argv []string) int {
 		fmt.Fprintf(os.Stderr, "hitl sandbox: cannot apply the socket filter: %v\n", err)
 		return 126
 	}
-	// Inside bwrap the capabilities are already the class's (bwrap's
-	// --cap-drop ALL and --cap-add), and changing them needs one it lacks.
-	if !v.InBwrap {
-		keep := seenCaps
-		if !v.policy().writeAll {
-			keep = nil
-		}
-		if err := dropBounding(keep); err != nil {
-			fmt.Fprintf(os.Stderr, "hitl sandbox: %v\n", err)
-			return 126
-		}
+	keep := seenCaps
+	if !v.policy().writeAll {
+		keep = nil
+	}
+	drop := dropBounding
+	if v.InBwrap {
+		// bwrap gave the class's capabilities and CAP_SETPCAP, and left
+		// root's bounding set whole: only keep stays, in every set.
+		drop = func(keep []int) error { return threadCaps(keep, boundingSet()) }
+	}
+	if err := drop(keep); err != nil {
+		fmt.Fprintf(os.Stderr, "hitl sandbox: %v\n", err)
+		return 126
 	}
 	env := append(os.Environ(), v.LoaderEnv...)
 	if v.PidNS {

@@ -142,7 +142,8 @@ func TestStateDirInsideTheWorkingDirStaysHidden(t *testing.T) {
 	}
 }
 
-// As root, a child keeps no capability that reaches past the sandbox: a
+// As root, a child keeps no capability that reaches past the sandbox (nor
+// can get one back: its bounding set holds no more): a
 // command nobody saw keeps none, one a person saw keeps the file-access
 // ones (seenCaps), and neither gets more by executing a program (no new
 // privileges: setuid bits and file capabilities grant nothing).
@@ -160,7 +161,7 @@ func TestChildCapabilities(t *testing.T) {
 			want   uint64
 		}{{ClassAuto, 0}, {ClassApproved, want}} {
 			// sh runs grep: what a program the child executes gets.
-			out, err := runIn(t, sb, tt.access, t.TempDir(), "grep -E '^(Cap(Eff|Prm|Inh|Amb)|NoNewPrivs)' /proc/self/status")
+			out, err := runIn(t, sb, tt.access, t.TempDir(), "grep -E '^(Cap(Eff|Prm|Inh|Amb|Bnd)|NoNewPrivs)' /proc/self/status")
 			if err != nil {
 				t.Fatalf("%v: %s", err, out)
 			}
