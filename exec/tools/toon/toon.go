@@ -106,6 +106,9 @@ func Convert(text string) (out string, ok bool) {
 	if _, err := dec.Token(); err != io.EOF {
 		return "", false // more after the object: not one JSON value
 	}
+	if !numbersFit(text) {
+		return "", false
+	}
 	if !numbers(obj) {
 		return "", false
 	}
@@ -120,6 +123,36 @@ func Convert(text string) (out string, ok bool) {
 		return "", false
 	}
 	return out, true
+}
+
+// numbersFit says whether each number written in text (one JSON value) is
+// one a float64 holds, as cagent's decoder needs, even one a later
+// duplicate key replaces, which the decoder above, keeping numbers as
+// written, never sees.
+func numbersFit(text string) bool {
+	for i := 0; i < len(text); {
+		switch c := text[i]; {
+		case c == '"':
+			for i++; i < len(text) && text[i] != '"'; i++ {
+				if text[i] == '\\' {
+					i++
+				}
+			}
+			i++
+		case c == '-' || c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(text) && strings.IndexByte("0123456789+-.eE", text[j]) >= 0 {
+				j++
+			}
+			if _, err := strconv.ParseFloat(text[i:j], 64); err != nil {
+				return false
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return true
 }
 
 // numbers replaces each json.Number of v (in place) by the float64 cagent

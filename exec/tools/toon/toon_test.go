@@ -49,6 +49,7 @@ func TestConvert(t *testing.T) {
 		{name: "2^63", text: `{"id":9223372036854775808}`, keep: true},
 		{name: "more digits than float64", text: `{"x":0.10000000000000000001}`, keep: true},
 		{name: "out of range", text: `{"x":1e400}`, keep: true},
+		{name: "out of range under a key given twice", text: `{"":1e2121,"":-5}`, keep: true},
 		{name: "10^21 spelled out", text: `{"x":1e21,"y":-1e-21}`, want: "x: 1000000000000000000000\ny: -0.000000000000000000001"},
 		{name: "beyond 10^21", text: `{"x":1e22}`, keep: true},
 		{name: "below 10^-21", text: `{"x":1.5e-22}`, keep: true},
@@ -253,7 +254,7 @@ func TestCompile(t *testing.T) {
 // FuzzConvert: any text is kept or converted, never a panic; converted, it
 // is what cagent gives the model.
 func FuzzConvert(f *testing.F) {
-	for _, s := range []string{`{"a":[{"x":1},{"x":2}]}`, `{"a":[[1],[{"b":2}]]}`, `{"n":1e21,"m":-0.5}`, `{"k\n":"v\t"}`, `[1]`, `{}`, "{\"a\":\"\\u00e9\\ud800\"}"} {
+	for _, s := range []string{`{"a":[{"x":1},{"x":2}]}`, `{"a":[[1],[{"b":2}]]}`, `{"n":1e21,"m":-0.5}`, `{"k\n":"v\t"}`, `{"":1e2121,"":-5}`, `{"s":"1e999 \"2e400\" \\","n":-1}`, `[1]`, `{}`, "{\"a\":\"\\u00e9\\ud800\"}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
