@@ -3,6 +3,8 @@
 package cmd_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // containAttacks are the attack program's channels that DESIGN §15 closes
@@ -20,6 +24,7 @@ import (
 //	attack unix PATH TEXT        connect to a unix socket and send TEXT
 //	attack tcp ADDRFILE          connect to the loopback address in ADDRFILE
 //	attack rename OLD NEW        rename a directory (a parent of the state dir)
+//	attack handle DIR            read DIR/session.key through DIR's inode, under what is mounted on it
 //	attack linger FILE           leave a setsid child behind, marked by FILE
 //
 // and the test's own helpers, run outside any sandbox:
@@ -77,7 +82,8 @@ var containAttacks = map[string]func(args []string){
 		_ = os.WriteFile(a[0], []byte(marker), 0o644)
 		fmt.Printf("linger: left %s behind\n", marker)
 	},
-	"sleep": func([]string) { time.Sleep(30 * time.Second) },
+	"sleep":  func([]string) { time.Sleep(30 * time.Second) },
+	"handle": func(a []string) { fmt.Println(readByHandle(a[0])) },
 	"serve-unix": func(a []string) {
 		_ = os.Remove(a[0])
 		l, err := net.Listen("unix", a[0])
@@ -188,4 +194,55 @@ func appendTo(path string, data []byte) {
 	}
 	defer f.Close()
 	_, _ = f.Write(data)
+}
+
+// readByHandle finds dir's inode in its parent's listing (the directory
+// beneath whatever is mounted on it), opens it by a handle
+// (open_by_handle_at, ext4's and tmpfs's inode-and-generation kind with
+// generation 0, which they do not check) and reads its session.key.
+func readByHandle(dir string) string {
+	refused := func(err error) string { return fmt.Sprintf("handle %s: refused: %v", dir, err) }
+	parent, err := os.Open(filepath.Dir(dir))
+	if err != nil {
+		return refused(err)
+	}
+	defer parent.Close()
+	var ino uint64
+	buf := make([]byte, 64<<10)
+	for ino == 0 {
+		n, err := unix.Getdents(int(parent.Fd()), buf)
+		if err != nil || n <= 0 {
+			break
+		}
+		for off := 0; off+19 <= n; {
+			reclen := int(binary.LittleEndian.Uint16(buf[off+16:]))
+			name := buf[off+19 : off+reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if string(name) == filepath.Base(dir) {
+				ino = binary.LittleEndian.Uint64(buf[off:])
+			}
+			off += reclen
+		}
+	}
+	if ino == 0 {
+		return refused(fmt.Errorf("not listed"))
+	}
+	var handle [8]byte
+	binary.LittleEndian.PutUint32(handle[:], uint32(ino))
+	fd, err := unix.OpenByHandleAt(int(parent.Fd()), unix.NewFileHandle(1, handle[:]), unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return refused(err)
+	}
+	defer unix.Close(fd)
+	key, err := unix.Openat(fd, "session.key", unix.O_RDONLY, 0)
+	if err != nil {
+		return refused(err)
+	}
+	f := os.NewFile(uintptr(key), "session.key")
+	defer f.Close()
+	data := make([]byte, 256)
+	n, _ := f.Read(data)
+	return fmt.Sprintf("handle %s: READ %q", dir, bytes.TrimSpace(data[:n]))
 }
