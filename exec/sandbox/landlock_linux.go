@@ -199,6 +199,10 @@ func domainRules(v view) []pathRule {
 	if !v.InBwrap && v.StateDir != "" {
 		noWrite = append(noWrite, v.StateDir)
 	}
+	// A link on the way to the state dir is an entry of a directory
+	// that may be writable, and no mount can cover a link: no rule names
+	// it nor a directory above it, inside bwrap too.
+	noWrite = append(noWrite, v.StateLinks...)
 	if v.policy().writeAll {
 		siblings("/", noWrite, write)
 	} else {

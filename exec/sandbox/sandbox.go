@@ -139,10 +139,12 @@ func policyOf(c Class) policy {
 type Sandbox struct {
 	mech     Mechanism
 	mode     Mode
-	stateDir string   // hidden from every child
-	bwrap    string   // bwrap's path, under MechBwrap
-	self     string   // hitl's executable, under MechLandlock
-	pinned   *os.File // the copy of bwrap the run starts (pinBwrap)
+	stateDir string // hidden from every child
+	// stateLinks are the links on the way to stateDir as it was named.
+	stateLinks []string
+	bwrap      string   // bwrap's path, under MechBwrap
+	self       string   // hitl's executable, under MechLandlock
+	pinned     *os.File // the copy of bwrap the run starts (pinBwrap)
 	// exe is hitl's own executable, open, under MechLayered: bwrap starts
 	// the Landlock helper from it (/proc/self/fd/3), so a command a person
 	// approved may replace the file at its path, never what confines.
@@ -176,6 +178,7 @@ func New(mode Mode, stateDir string) (*Sandbox, error) {
 		if err := os.MkdirAll(abs, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox: cannot make the state dir %s: %w", abs, err)
 		}
+		s.stateLinks = linksOnTheWay(abs)
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = real
 		}

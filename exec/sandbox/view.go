@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -14,6 +16,11 @@ import (
 type view struct {
 	Class    Class  `json:"class"`
 	StateDir string `json:"state_dir,omitempty"`
+	// StateLinks are the symbolic links on the way to the state dir as
+	// hitl names it (each run resolves that name again): no child may
+	// rename nor replace one, which would give later runs a state dir
+	// of its choosing.
+	StateLinks []string `json:"state_links,omitempty"`
 	// Writable are the directories a ClassAuto child may write in (the
 	// run's working directories, its temp dir), real paths, none of them
 	// inside a directory no child may write.
@@ -58,6 +65,9 @@ func (v view) policy() policy { return policyOf(v.Class) }
 // viewOf builds the view of spec.
 func (s *Sandbox) viewOf(spec Spec) view {
 	v := view{Class: spec.Class, StateDir: s.StateDir(), Dir: spec.Dir, LoaderEnv: loaderEnv(spec.Env)}
+	if s != nil {
+		v.StateLinks = s.stateLinks
+	}
 	p := v.policy()
 	v.Network = p.network || spec.Network
 	if p.writeAll {
@@ -128,6 +138,31 @@ func Within(path, dir string) bool {
 	return path == dir || len(path) > len(dir) && path[:len(dir)] == dir && path[len(dir)] == '/'
 }
 
+// linksOnTheWay are the symbolic links met on the way to p (absolute),
+// each named by its directory's real path and its own name.
+func linksOnTheWay(p string) []string {
+	var links []string
+	cur := "/"
+	for _, name := range strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/") {
+		if name == "" {
+			continue
+		}
+		next := filepath.Join(cur, name)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			break
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			links = append(links, next)
+			if next, err = filepath.EvalSymlinks(next); err != nil {
+				break
+			}
+		}
+		cur = next
+	}
+	return links
+}
+
 // ancestors are the directories above p, nearest first, "/" excluded.
 func ancestors(p string) []string {
 	var out []string
@@ -143,6 +178,7 @@ func ancestors(p string) []string {
 // path that does not exist would protect nothing (fail closed).
 func (v view) check() error {
 	paths := append([]string{v.StateDir, v.Dir}, v.Writable...)
+	paths = append(paths, v.StateLinks...)
 	paths = append(paths, v.Hidden...)
 	for _, p := range paths {
 		if !utf8.ValidString(p) {

@@ -81,3 +81,35 @@ func TestStateParentsMountedWhereRenamable(t *testing.T) {
 		})
 	}
 }
+
+// The links on the way to the state dir are named as each run meets
+// them: a chain of links, each by its directory's real path.
+func TestLinksOnTheWay(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"a", "b", "c/d"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../b", filepath.Join(root, "a", "l1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "c"), filepath.Join(root, "b", "l2")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path string
+		want []string
+	}{
+		{filepath.Join(root, "c", "d", "hitl"), nil},
+		{filepath.Join(root, "a", "l1", "l2", "d", "hitl"), []string{filepath.Join(root, "a", "l1"), filepath.Join(root, "b", "l2")}},
+	}
+	for _, tt := range tests {
+		if got := linksOnTheWay(tt.path); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
