@@ -211,8 +211,9 @@ func domainRules(v view) []pathRule {
 		}
 	}
 	siblings("/", hidden, grant(readRights))
-	// Listing the directories above a hidden one (/, ~) is allowed; their
-	// hidden entries' contents are not.
+	// Listing the directories above a hidden one (/, ~) is allowed, and
+	// with it (Landlock's rights reach every directory beneath) listing
+	// the hidden one: its names, never what its files hold.
 	for _, h := range hidden {
 		for d := filepath.Dir(h); ; d = filepath.Dir(d) {
 			rules = append(rules, pathRule{d, landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_READ_DIR)})
