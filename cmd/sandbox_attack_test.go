@@ -472,6 +472,9 @@ func TestSandboxAttacks(t *testing.T) {
 					}
 					// Matched by stdout, a regular expression.
 					env.Setenv("MECH", regexp.QuoteMeta(mech))
+					// A script's bind mounts end with it, however it ends.
+					work := env.WorkDir
+					env.Defer(func() { unmountUnder(work) })
 					if mech == "landlock" {
 						env.Setenv("PATH", env.Getenv("NOBWRAP"))
 					}
@@ -488,5 +491,20 @@ func TestSandboxAttacks(t *testing.T) {
 				},
 			})
 		})
+	}
+}
+
+// unmountUnder detaches every mount inside dir (a script's bind mounts).
+func unmountUnder(dir string) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	lines := strings.Split(string(data), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		f := strings.Fields(lines[i])
+		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			_ = syscall.Unmount(f[4], syscall.MNT_DETACH)
+		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 func probeBwrap() (string, string) { return "", "bwrap is Linux only" }
 
+func machineMounts() []mountEntry { return nil }
+
 func probeLandlock() (string, string) {
 	return "", "Landlock is Linux only (macOS Seatbelt is a later step)"
 }

@@ -152,6 +152,8 @@ type Sandbox struct {
 	// creds are the credential stores of the user's home: unreadable to
 	// ClassAuto.
 	creds []string
+	// mounts are the machine's, read once (aliasesOf).
+	mounts []mountEntry
 	// pidns: under MechLandlock, children start in a new PID namespace
 	// (root, or a user namespace), so none outlives its owner.
 	pidns bool
@@ -194,6 +196,7 @@ func New(mode Mode, stateDir string) (*Sandbox, error) {
 	}
 	s.mech, s.bwrap, s.self, s.Why = c.Mechanism, c.bwrap, c.self, c.Why
 	s.creds = credentialStores(homeDir())
+	s.mounts = machineMounts()
 	s.pidns = s.mech == MechLandlock && pidnsWorks()
 	if s.mech == MechLandlock && !s.pidns {
 		why := "under Landlock alone without root, a process a command starts in a session of its own can outlive it (install bubblewrap: apt-get install bubblewrap)"

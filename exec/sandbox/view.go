@@ -26,7 +26,8 @@ type view struct {
 	// inside a directory no child may write.
 	Writable []string `json:"writable,omitempty"`
 	// Hidden are the paths a ClassAuto child may not read (credential
-	// stores, deny_read), real paths.
+	// stores, deny_read), real paths, and, for every class, the other
+	// paths the machine's mounts give those and the state dir.
 	Hidden  []string `json:"hidden,omitempty"`
 	Network bool     `json:"network,omitempty"`
 	// InBwrap: the Landlock helper runs inside bwrap (MechLayered).
@@ -65,8 +66,14 @@ func (v view) policy() policy { return policyOf(v.Class) }
 // viewOf builds the view of spec.
 func (s *Sandbox) viewOf(spec Spec) view {
 	v := view{Class: spec.Class, StateDir: s.StateDir(), Dir: spec.Dir, LoaderEnv: loaderEnv(spec.Env)}
+	var mounts []mountEntry
 	if s != nil {
 		v.StateLinks = s.stateLinks
+		mounts = s.mounts
+	}
+	// The state dir by every other path the machine's mounts give it.
+	if v.StateDir != "" {
+		v.Hidden = append(v.Hidden, aliasesOf(v.StateDir, mounts)...)
 	}
 	p := v.policy()
 	v.Network = p.network || spec.Network
@@ -88,6 +95,11 @@ func (s *Sandbox) viewOf(spec Spec) view {
 		for _, h := range append(slices.Clone(creds), spec.DenyRead...) {
 			if r := realPath(h); r != "" && !slices.Contains(v.Hidden, r) {
 				v.Hidden = append(v.Hidden, r)
+				for _, a := range aliasesOf(r, mounts) {
+					if !slices.Contains(v.Hidden, a) {
+						v.Hidden = append(v.Hidden, a)
+					}
+				}
 			}
 			// The path as named too: a link planted later cannot
 			// point a name at what it hid.
