@@ -250,6 +250,9 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	if err != nil {
 		// A tool that cannot start (an MCP server): the run ends before
 		// it began, with status error; a resumed run keeps its session.
+		// One stopped by a signal while its tools started was
+		// interrupted, whatever the tool made of that.
+		err = r.stoppedBy(ctx, err)
 		res = Result{Session: r.journal.Path(), Kept: r.loaded != nil}
 		code := r.exitCode(err)
 		r.finished(err, code, Status(code, err), exec.Outcome{}, res)
@@ -281,11 +284,7 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	}
 	r.team.closeAll()  // background agents end with the run
 	r.notifying.Wait() // on_user_input hooks (each bounded by its timeout)
-	if runErr != nil && ctx.Err() != nil {
-		if cause := context.Cause(ctx); cause != nil {
-			runErr = cause
-		}
-	}
+	runErr = r.stoppedBy(ctx, runErr)
 	if runErr == nil && outcome.Status != exec.StatusSuccess {
 		runErr = &OutcomeError{Outcome: outcome}
 	}
@@ -304,6 +303,17 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 	r.journal = nil
 	r.finished(runErr, code, status, outcome, res)
 	return res, runErr
+}
+
+// stoppedBy is err, or what cancelled the run (a signal) when it was
+// cancelled.
+func (r *Run) stoppedBy(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
+	}
+	return err
 }
 
 func (r *Run) exitCode(err error) int {
