@@ -251,8 +251,11 @@ func (r *Run) Do(ctx context.Context) (res Result, err error) {
 		// A tool that cannot start (an MCP server): the run ends before
 		// it began, with status error; a resumed run keeps its session.
 		// One stopped by a signal while its tools started was
-		// interrupted, whatever the tool made of that.
-		err = r.stoppedBy(ctx, err)
+		// interrupted, whatever the tool made of that (an error that
+		// says so, with where, stays).
+		if cause := context.Cause(ctx); !errors.Is(err, cause) {
+			err = r.stoppedBy(ctx, err)
+		}
 		res = Result{Session: r.journal.Path(), Kept: r.loaded != nil}
 		code := r.exitCode(err)
 		r.finished(err, code, Status(code, err), exec.Outcome{}, res)
