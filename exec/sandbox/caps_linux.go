@@ -3,8 +3,10 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -49,23 +51,26 @@ func dropBounding(keep []int) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	last := unix.CAP_LAST_CAP
-	if data, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
-			last = n
-		}
-	}
-	kept := map[int]bool{}
-	for _, c := range keep {
-		kept[c] = true
-	}
-	for c := 0; c <= last; c++ {
-		if kept[c] {
+	for c := 0; c <= lastCap(); c++ {
+		if slices.Contains(keep, c) {
 			continue
 		}
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+		// EINVAL: a capability this kernel does not have.
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 			return fmt.Errorf("dropping capability %d: %w", c, err)
 		}
 	}
 	return unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 }
+
+// lastCap is the kernel's last capability, which may be past the one this
+// build knows: a bounding set is emptied up to it.
+var lastCap = sync.OnceValue(func() int {
+	last := unix.CAP_LAST_CAP
+	if data, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && n > last {
+			last = n
+		}
+	}
+	return last
+})

@@ -79,11 +79,7 @@ type sbInit struct {
 	scope  int               // a ruleset that scopes signals only: each command's domain
 	filter []unix.SockFilter // the seccomp filter, nil for none
 	keep   []int             // the capabilities a command keeps (as root)
-	// bounding are the capabilities in the init's bounding set when it
-	// started (it only shrinks): what a command's thread drops from its
-	// own, one call each.
-	bounding []int
-	sendMu   sync.Mutex // one message at a time on fd
+	sendMu sync.Mutex        // one message at a time on fd
 	// running counts the commands started and not yet ended.
 	running atomic.Int64
 	// done is closed when hitl closes the socket (or it fails): the init
@@ -118,7 +114,6 @@ func newInit(cfgJSON string) (*sbInit, error) {
 	if p.writeAll {
 		in.keep = seenCaps
 	}
-	in.bounding = boundingSet()
 	return in, nil
 }
 
@@ -267,7 +262,7 @@ func (in *sbInit) prepare() (holder *holderProc, err error) {
 	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
 		return holder, fmt.Errorf("a PID namespace: %w", err)
 	}
-	if err := threadCaps(in.keep, in.bounding); err != nil {
+	if err := threadCaps(in.keep); err != nil {
 		return holder, err
 	}
 	if err := installFilter(in.filter, 0); err != nil {
@@ -297,22 +292,10 @@ func (in *sbInit) start(req request, files []*os.File) (pid int, err error) {
 	return syscall.ForkExec(string(req.Prog), toStrings(req.Argv), attr)
 }
 
-// boundingSet is the capabilities in this thread's bounding set.
-func boundingSet() []int {
-	var in []int
-	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
-		if r, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err == nil && r == 1 {
-			in = append(in, c)
-		}
-	}
-	return in
-}
-
 // threadCaps leaves this thread the capabilities a command keeps: keep as
 // root (none otherwise), in the bounding, inheritable and ambient sets, so
-// what it executes has no more. bounding are those its bounding set may
-// hold (boundingSet).
-func threadCaps(keep, bounding []int) error {
+// what it executes has no more. It must run on the thread that executes.
+func threadCaps(keep []int) error {
 	if os.Geteuid() != 0 {
 		keep = nil
 	}
@@ -333,7 +316,7 @@ func threadCaps(keep, bounding []int) error {
 		kept[c] = true
 	}
 	if has(eff, unix.CAP_SETPCAP) {
-		for _, c := range bounding {
+		for c := 0; c <= lastCap(); c++ {
 			if !kept[c] {
 				if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 					return fmt.Errorf("dropping capability %d: %w", c, err)

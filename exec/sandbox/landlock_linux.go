@@ -51,11 +51,13 @@ func helperMain(cfgJSON, prog string, argv []string) int {
 	if !v.policy().writeAll {
 		keep = nil
 	}
+	// Under Landlock alone the program's own start still needs root's
+	// (a PID namespace): the bounding set is what it executes with.
+	// Inside bwrap only keep stays, in every set, the bounding one too
+	// (bwrap leaves root's whole, and gave CAP_SETPCAP to empty it).
 	drop := dropBounding
 	if v.InBwrap {
-		// bwrap gave the class's capabilities and CAP_SETPCAP, and left
-		// root's bounding set whole: only keep stays, in every set.
-		drop = func(keep []int) error { return threadCaps(keep, boundingSet()) }
+		drop = threadCaps
 	}
 	if err := drop(keep); err != nil {
 		fmt.Fprintf(os.Stderr, "hitl sandbox: %v\n", err)

@@ -152,8 +152,10 @@ type Sandbox struct {
 	// creds are the credential stores of the user's home: unreadable to
 	// ClassAuto.
 	creds []string
-	// mounts are the machine's, read once (aliasesOf).
-	mounts []mountEntry
+	// mounts are the machine's, read once (aliasesOf); stateAliases
+	// the other paths they give the state dir.
+	mounts       []mountEntry
+	stateAliases []string
 	// pidns: under MechLandlock, children start in a new PID namespace
 	// (root, or a user namespace), so none outlives its owner.
 	pidns bool
@@ -197,6 +199,9 @@ func New(mode Mode, stateDir string) (*Sandbox, error) {
 	s.mech, s.bwrap, s.self, s.Why = c.Mechanism, c.bwrap, c.self, c.Why
 	s.creds = credentialStores(homeDir())
 	s.mounts = machineMounts()
+	if s.stateDir != "" {
+		s.stateAliases = aliasesOf(s.stateDir, s.mounts)
+	}
 	s.pidns = s.mech == MechLandlock && pidnsWorks()
 	if s.mech == MechLandlock && !s.pidns {
 		why := "under Landlock alone without root, a process a command starts in a session of its own can outlive it (install bubblewrap: apt-get install bubblewrap)"

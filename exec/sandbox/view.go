@@ -68,12 +68,9 @@ func (s *Sandbox) viewOf(spec Spec) view {
 	v := view{Class: spec.Class, StateDir: s.StateDir(), Dir: spec.Dir, LoaderEnv: loaderEnv(spec.Env)}
 	var mounts []mountEntry
 	if s != nil {
-		v.StateLinks = s.stateLinks
-		mounts = s.mounts
-	}
-	// The state dir by every other path the machine's mounts give it.
-	if v.StateDir != "" {
-		v.Hidden = append(v.Hidden, aliasesOf(v.StateDir, mounts)...)
+		// The state dir by every other path the machine's mounts give
+		// it, and the links on the way to it.
+		v.StateLinks, v.Hidden, mounts = s.stateLinks, slices.Clone(s.stateAliases), s.mounts
 	}
 	p := v.policy()
 	v.Network = p.network || spec.Network
