@@ -59,10 +59,13 @@ func (h *holderProc) end() {
 // reap waits for the ended holder (its namespace gone with it), then
 // releases its stack. A holder not gone within holderGrace is handed to
 // ask (its pidfd), for hitl to kill: this thread, in the command's domain,
-// cannot signal it, and hitl is outside every domain.
+// cannot signal it, and hitl is outside every domain. The wait is poll(2)'s
+// on this thread, not the poller's: a holder whose lifeline closed ends in
+// microseconds, and the poller's wake-up, handed to this locked thread,
+// cost more than that on the way of every command's end.
 func (h *holderProc) reap(ask func(pidfd int)) {
 	if h.pid > 0 {
-		if h.pidfd >= 0 && ask != nil && !endsWithin(h.pidfd, holderGrace) {
+		if h.pidfd >= 0 && ask != nil && !pollEnds(h.pidfd, holderGrace) {
 			ask(h.pidfd)
 		}
 		waitPid(h.pid)

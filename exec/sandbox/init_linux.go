@@ -288,8 +288,8 @@ func (in *sbInit) start(req request, files []*os.File) (pid int, err error) {
 	fds := []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()}
 	// No parent-death signal: the PID namespace ends with its holder,
 	// which dies with this thread or the init.
-	attr := &syscall.ProcAttr{Dir: string(req.Dir), Env: toStrings(req.Env), Files: fds, Sys: &syscall.SysProcAttr{Setsid: true}}
-	return syscall.ForkExec(string(req.Prog), toStrings(req.Argv), attr)
+	attr := &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: fds, Sys: &syscall.SysProcAttr{Setsid: true}}
+	return syscall.ForkExec(req.Prog, req.Argv, attr)
 }
 
 // threadCaps leaves this thread the capabilities a command keeps: keep as

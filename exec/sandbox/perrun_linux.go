@@ -252,7 +252,7 @@ func (ri *runInit) start(req request, files [3]*os.File) (chan event, *os.File, 
 				return nil, nil, &unpreparedError{ev.Error}
 			}
 			if ev.Errno != 0 {
-				return nil, nil, &os.PathError{Op: "exec", Path: string(req.Prog), Err: syscall.Errno(ev.Errno)}
+				return nil, nil, &os.PathError{Op: "exec", Path: req.Prog, Err: syscall.Errno(ev.Errno)}
 			}
 			return nil, nil, fmt.Errorf("sandbox: %s", ev.Error)
 		}
@@ -307,8 +307,19 @@ func (ri *runInit) close() {
 
 // pidOf is the pid, in hitl's PID namespace, of the process pidfd refers
 // to; 0 when it has ended and been waited for already (so has all it
-// started: its PID namespace ended with it).
+// started: its PID namespace ended with it). One ioctl where the kernel
+// has it (6.13), on the way of every command's start; else, or for a
+// process it cannot name, the pidfd's fdinfo says.
 func pidOf(pidfd *os.File) (int, error) {
+	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_PID}
+	if unix.IoctlPidfdInfo(int(pidfd.Fd()), &info) == nil && info.Mask&unix.PIDFD_INFO_PID != 0 && info.Pid > 0 {
+		return int(info.Pid), nil
+	}
+	return fdinfoPid(pidfd)
+}
+
+// fdinfoPid is pidOf from /proc/self/fdinfo.
+func fdinfoPid(pidfd *os.File) (int, error) {
 	data, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(int(pidfd.Fd())))
 	if err != nil {
 		return 0, err

@@ -640,3 +640,42 @@ func TestEndsWithinSeesAnEnd(t *testing.T) {
 		t.Errorf("waited %v for 100ms", took)
 	}
 }
+
+// A pidfd names its process's pid in hitl's PID namespace, by the kernel's
+// ioctl and by fdinfo alike: the pid while the process runs or is a zombie,
+// 0 once it has been waited for.
+func TestPidOfNamesThePid(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		pidOf func(*os.File) (int, error)
+	}{{"pidOf", pidOf}, {"fdinfo", fdinfoPid}} {
+		t.Run(tc.name, func(t *testing.T) {
+			pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "60"}, &syscall.ProcAttr{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				waitPid(pid)
+				t.Fatal(err)
+			}
+			pidfd := os.NewFile(uintptr(fd), "pidfd")
+			defer pidfd.Close()
+			if got, err := tc.pidOf(pidfd); err != nil || got != pid {
+				t.Errorf("running: %d, %v; want %d", got, err, pid)
+			}
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			if !endsWithin(fd, -1) {
+				t.Fatal("sleep did not end")
+			}
+			if got, err := tc.pidOf(pidfd); err != nil || got != pid {
+				t.Errorf("a zombie: %d, %v; want %d", got, err, pid)
+			}
+			waitPid(pid)
+			if got, err := tc.pidOf(pidfd); err != nil || got != 0 {
+				t.Errorf("waited for: %d, %v; want 0", got, err)
+			}
+		})
+	}
+}

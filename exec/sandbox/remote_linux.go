@@ -204,7 +204,7 @@ func (c *Cmd) startRemote(ri *runInit, path string, argv []string) error {
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
-	events, pidfd, err := ri.start(newRequest(path, argv, c.spec.Env, dir), files)
+	events, pidfd, err := ri.start(request{Prog: path, Argv: argv, Env: c.spec.Env, Dir: dir}, files)
 	closeChild()
 	if err != nil {
 		return fail(err)
