@@ -149,8 +149,16 @@ func New(cfg *config.Config, agent *config.Agent, message string, opts Options) 
 		keep:    opts.Session != "",
 		state:   &exec.State{Messages: []exec.Message{{Role: exec.RoleUser, Text: message}}},
 	}
+	// The sandbox first, and the one the agent's lines run in unasked
+	// started in the background: it is ready by the first line, which a
+	// model may send as soon as it is asked.
+	if err := r.makeSandbox(); err != nil {
+		return nil, err
+	}
+	tools.PrepareSandbox(cfg, agent, tools.Deps{WorkingDir: opts.WorkingDir, Permissions: cfg.Permissions, Sandbox: r.sandbox})
 	path, key, err := journalPlace(r.getenv, opts.Session, r.runID)
 	if err != nil {
+		r.sandbox.Close()
 		return nil, err
 	}
 	j, err := session.Create(path, session.Header{
@@ -164,9 +172,11 @@ func New(cfg *config.Config, agent *config.Agent, message string, opts Options) 
 		Dir:         startDir(),
 	}, key)
 	if err != nil {
+		r.sandbox.Close()
 		return nil, err
 	}
 	r.journal = j
+	r.journal.Sandbox(string(r.sandbox.Mechanism()))
 	return r, nil
 }
 

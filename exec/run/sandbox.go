@@ -8,14 +8,24 @@ import (
 	"github.com/hitl-dev/hitl/exec/session"
 )
 
-// startSandbox chooses what confines the run's children (DESIGN §12):
-// permissions.sandbox, or off with --no-sandbox. It says once on stderr
-// why the mechanism is not the best one, and records it in the journal.
-// A mechanism asked for by name that cannot be had is a usage error.
+// startSandbox chooses what confines the run's children (DESIGN §12), if
+// the run has not yet (makeSandbox), and records it in the journal.
 func (r *Run) startSandbox() error {
 	if r.sandbox != nil {
 		return nil
 	}
+	if err := r.makeSandbox(); err != nil {
+		return err
+	}
+	r.journal.Sandbox(string(r.sandbox.Mechanism()))
+	return nil
+}
+
+// makeSandbox chooses what confines the run's children: permissions.sandbox,
+// or off with --no-sandbox. It says once on stderr why the mechanism is not
+// the best one. A mechanism asked for by name that cannot be had is a usage
+// error.
+func (r *Run) makeSandbox() error {
 	mode, err := sandbox.ParseMode(r.cfg.Permissions.Sandbox)
 	if err != nil {
 		return &UsageError{err}
@@ -36,7 +46,6 @@ func (r *Run) startSandbox() error {
 	}
 	sb.Notify = func(msg string) { r.notice("%s", msg) }
 	r.sandbox = sb
-	r.journal.Sandbox(string(sb.Mechanism()))
 	return nil
 }
 

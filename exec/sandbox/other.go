@@ -47,8 +47,12 @@ func (s *Sandbox) initFor(Spec) *runInit { return nil }
 // Prepare has nothing to start here.
 func (s *Sandbox) Prepare(Spec) {}
 
-// Close has nothing to end here.
-func (s *Sandbox) Close() {}
+// Close removes the run's temp dir: no run's sandbox to end here.
+func (s *Sandbox) Close() {
+	if s != nil {
+		s.removeTempDir()
+	}
+}
 
 type runInit struct{}
 

@@ -128,7 +128,8 @@ func (s *Sandbox) perRunOffLocked(what string) {
 // startInitHook starts an init (tests make it fail).
 var startInitHook = (*Sandbox).startInit
 
-// Close ends the run's sandboxes: every command still in one is killed.
+// Close ends the run's sandboxes: every command still in one is killed;
+// the run's temp dir goes with them.
 func (s *Sandbox) Close() {
 	if s == nil {
 		return
@@ -141,6 +142,7 @@ func (s *Sandbox) Close() {
 	for _, ri := range inits {
 		ri.close()
 	}
+	s.removeTempDir()
 }
 
 // remoteProc is a command the run's init started.

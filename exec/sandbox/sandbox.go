@@ -166,6 +166,7 @@ type Sandbox struct {
 	// and view, DESIGN §15) could not start after all.
 	Notify func(msg string)
 	perRun perRun
+	temp   runTemp
 }
 
 // New chooses the mechanism for mode. stateDir is hitl's state directory

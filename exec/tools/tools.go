@@ -419,6 +419,25 @@ func VerdictRequired(a *config.Agent) bool {
 	return false
 }
 
+// PrepareSandbox starts, in the background, the run's sandbox that agent
+// a's shell toolsets run lines in unasked, as Build does when it builds
+// them: a run calls it as soon as it knows its agent, before its journal,
+// hooks and servers, so that the sandbox is ready by the first line.
+func PrepareSandbox(cfg *config.Config, a *config.Agent, d Deps) {
+	checker, err := permissions.New(d.Permissions.Allow, d.Permissions.Ask, d.Permissions.Deny)
+	if err != nil || d.Sandbox == nil {
+		return // Build says why, if anything is wrong
+	}
+	for _, ts := range a.Toolsets {
+		if ts.Type == "shell" {
+			shell.Prepare(shell.Options{
+				WorkingDir: ts.WorkingDir, BaseDir: d.WorkingDir, Sandbox: d.Sandbox,
+				Permissions: checker, DenyRead: denyRead(cfg, d.Permissions.DenyRead),
+			})
+		}
+	}
+}
+
 // denyRead are permissions.deny_read's paths made absolute: ~/ in the
 // user's home, relative ones against the agent file's directory.
 func denyRead(cfg *config.Config, paths []string) []string {

@@ -54,7 +54,6 @@ func BenchmarkAllowedLine(b *testing.B) {
 		for _, mode := range benchModes {
 			b.Run(strconv.Itoa(n)+"/"+string(mode), func(b *testing.B) {
 				tool := New(Options{Sandbox: benchSandbox(b, mode), Permissions: c, BaseDir: b.TempDir()})
-				defer tool.Close()
 				for b.Loop() {
 					res, err := tool.Call(b.Context(), toolCall(line))
 					if err != nil || res.IsError {
@@ -74,7 +73,6 @@ func BenchmarkApprovedLoop(b *testing.B) {
 		b.Run(string(mode), func(b *testing.B) {
 			dir := b.TempDir()
 			tool := New(Options{Sandbox: benchSandbox(b, mode), BaseDir: dir})
-			defer tool.Close()
 			for b.Loop() {
 				res, err := tool.run(b.Context(), line, dir, DefaultTimeout, false)
 				if err != nil || res.IsError {

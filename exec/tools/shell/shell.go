@@ -111,9 +111,7 @@ type Tool struct {
 	opts    Options
 	dialect permissions.Dialect
 
-	mu       sync.Mutex
 	approved *Approvals // the lines approved for the session
-	tmp      string     // the private temp dir of lines run unasked
 	// runRoot is the run's working directory (--working-dir, else the
 	// process's), its links resolved when the tool was made; absRoot the
 	// toolset's working_dir when the author named a place outside it
@@ -141,32 +139,58 @@ func New(o Options) *Tool {
 		approved = &Approvals{}
 	}
 	t := &Tool{opts: o, dialect: DialectOf(o.Shell), approved: approved}
-	if wd, err := os.Getwd(); err == nil {
-		base := wd
-		if o.BaseDir != "" {
-			base = filepath.Join(wd, o.BaseDir)
-			if filepath.IsAbs(o.BaseDir) {
-				base = o.BaseDir
-			}
-		}
-		base = filepath.Clean(base)
-		t.runRoot = resolved(base)
-		// An author's working_dir that names a place outside the run's
-		// working directory (absolute, or ../) is theirs as written.
-		if wd := o.WorkingDir; wd != "" {
-			named := filepath.Join(base, wd)
-			if filepath.IsAbs(wd) {
-				named = filepath.Clean(wd)
-			}
-			if !sandbox.Within(named, base) {
-				t.absRoot = resolved(named)
-			}
+	t.runRoot, t.absRoot = roots(o)
+	t.prepare()
+	return t
+}
+
+// Prepare has the run's sandbox for the lines a toolset of o would run
+// unasked started in the background, as New does: for a run that knows
+// its toolsets before it builds them (its journal, hooks and servers
+// first), so that the sandbox is ready by its first line.
+func Prepare(o Options) {
+	t := &Tool{opts: o}
+	t.runRoot, t.absRoot = roots(o)
+	t.prepare()
+}
+
+// roots are the run's working directory (--working-dir, else the
+// process's) and the toolset's working_dir where the author named a place
+// outside it (absolute, or ../), "" if not, each resolved now.
+func roots(o Options) (runRoot, absRoot string) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", ""
+	}
+	base := wd
+	if o.BaseDir != "" {
+		base = filepath.Join(wd, o.BaseDir)
+		if filepath.IsAbs(o.BaseDir) {
+			base = o.BaseDir
 		}
 	}
-	if o.Sandbox != nil && o.Permissions != nil && o.Permissions.Allows(Name) {
+	base = filepath.Clean(base)
+	runRoot = resolved(base)
+	// An author's working_dir that names a place outside the run's
+	// working directory (absolute, or ../) is theirs as written.
+	if wd := o.WorkingDir; wd != "" {
+		named := filepath.Join(base, wd)
+		if filepath.IsAbs(wd) {
+			named = filepath.Clean(wd)
+		}
+		if !sandbox.Within(named, base) {
+			absRoot = resolved(named)
+		}
+	}
+	return runRoot, absRoot
+}
+
+// prepare starts the run's sandbox of the lines run unasked, where allow
+// rules may run some.
+func (t *Tool) prepare() {
+	if t.opts.Sandbox != nil && t.opts.Permissions != nil && t.opts.Permissions.Allows(Name) {
 		t.prepareSandbox()
 	}
-	return t
 }
 
 // prepareSandbox has the run's sandbox for lines run unasked started in
@@ -342,32 +366,10 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 	return permission{secrets: ap.Person}, nil
 }
 
-// tempDir is the private temp dir (TMPDIR) of the lines run unasked, made
-// on first use and removed by Close.
-func (t *Tool) tempDir() (string, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.tmp == "" {
-		d, err := os.MkdirTemp("", "hitl-cmd-")
-		if err != nil {
-			return "", fmt.Errorf("cannot make a temp dir for the command: %w", err)
-		}
-		t.tmp = d
-	}
-	return t.tmp, nil
-}
-
-// Close removes the private temp dir.
-func (t *Tool) Close() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.tmp == "" {
-		return nil
-	}
-	err := os.RemoveAll(t.tmp)
-	t.tmp = ""
-	return err
-}
+// tempDir is the private temp dir (TMPDIR) of the lines run unasked: the
+// run's (its sandbox's), which every toolset of the run shares, so their
+// lines run in one sandbox of the run.
+func (t *Tool) tempDir() (string, error) { return t.opts.Sandbox.TempDir() }
 
 // approvalKey names a line approved for the session where it runs: the
 // line, the directory it runs in resolved (the call's cwd, the toolset's

@@ -508,6 +508,7 @@ func testSandbox(t testing.TB) *sandbox.Sandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(sb.Close)
 	if !sb.AllowRulesApply() {
 		t.Skipf("no sandbox on this machine: %s", sb.Why)
 	}
