@@ -57,8 +57,8 @@ type mount struct {
 // terminal), /proc/sys and /sys read-only, an empty read-only tmpfs over
 // the state dir and every directory above it a mount point (a mount point
 // cannot be renamed away). A ClassAuto child sees the file system
-// read-only but the run's working directories and its temp dir, its
-// credential stores empty, and no network unless granted. The mounts are
+// read-only but the run's working directories and its temp dir (/proc
+// whole), its credential stores empty, and no network unless granted. The mounts are
 // made shallowest first, so no mount covers one made for a path beneath
 // it. Under MechLayered bwrap starts the Landlock helper from hitl's own
 // executable (fd 3), which confines prog further inside.
@@ -143,9 +143,17 @@ func bwrapMounts(v view, caps []int) []string {
 	add("/proc", "--proc", "/proc")
 	// The kernel's own settings are read-only: root, even without
 	// capabilities, could otherwise set kernel.core_pattern or a uevent
-	// helper to a program the kernel runs outside the sandbox.
-	add("/proc/sys", "--ro-bind", "/proc/sys", "/proc/sys")
-	add("/proc/sysrq-trigger", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger")
+	// helper to a program the kernel runs outside the sandbox. A child
+	// that may write nowhere in /proc (Landlock grants it nothing there)
+	// and may make no namespace (whose uid_map is written there) gets all
+	// of /proc read-only, one remount where two binds each cost bwrap a
+	// pass over the mount table.
+	if p.writeAll || p.namespaces {
+		add("/proc/sys", "--ro-bind", "/proc/sys", "/proc/sys")
+		add("/proc/sysrq-trigger", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger")
+	} else {
+		add("/proc", "--remount-ro", "/proc")
+	}
 	// /sys is read-only with the root it is mounted on, unless that is
 	// writable.
 	if p.writeAll || inWritable("/sys", v.Writable) {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,5 +112,39 @@ func TestLinksOnTheWay(t *testing.T) {
 		if got := linksOnTheWay(tt.path); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: %q, want %q", tt.path, got, tt.want)
 		}
+	}
+}
+
+// Below Landlock, bwrap's mounts alone keep the kernel's settings from
+// every child, and all of /proc from a command nobody saw (which Landlock
+// grants nothing there and which makes no namespace): any other class
+// still writes its own /proc/self (a rootless container's uid_map).
+func TestBwrapMountsKeepProcReadOnly(t *testing.T) {
+	bwrap, err := osexec.LookPath("bwrap")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs bwrap and root (only root may write /proc/sys)")
+	}
+	for _, tc := range []struct {
+		class      Class
+		procSelfOK bool
+	}{{ClassAuto, false}, {ClassApproved, true}} {
+		t.Run(tc.class.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			args := bwrapMounts(view{Class: tc.class, Writable: []string{dir}}, nil)
+			// The same value back: writing changes nothing.
+			script := `v=$(cat /proc/sys/kernel/msgmax); if (echo "$v" > /proc/sys/kernel/msgmax) 2>/dev/null; then echo sys:written; else echo sys:refused; fi
+o=$(cat /proc/self/oom_score_adj); if (echo "$o" > /proc/self/oom_score_adj) 2>/dev/null; then echo self:written; else echo self:refused; fi`
+			out, err := osexec.Command(bwrap, append(args[1:], "--", "/bin/sh", "-c", script)...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			want := "sys:refused\nself:refused\n"
+			if tc.procSelfOK {
+				want = "sys:refused\nself:written\n"
+			}
+			if string(out) != want {
+				t.Errorf("got %q, want %q", out, want)
+			}
+		})
 	}
 }
