@@ -135,14 +135,14 @@ func (t *Tool) execProgram(ctx context.Context, argv []string, callArgs map[stri
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
 		return interp.ExitStatus(127)
 	}
-	tmp, err := t.tempDir()
-	if err != nil {
-		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
-		return interp.ExitStatus(126)
-	}
 	root, why := t.writableRoot()
 	if root == "" {
 		fmt.Fprintf(hc.Stderr, "%s: %s\n", argv[0], why)
+		return interp.ExitStatus(126)
+	}
+	tmp, err := t.tempDir(root)
+	if err != nil {
+		fmt.Fprintf(hc.Stderr, "%s: %v\n", argv[0], err)
 		return interp.ExitStatus(126)
 	}
 	env := append(environList(hc.Env), "TMPDIR="+tmp)

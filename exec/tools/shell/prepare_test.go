@@ -68,3 +68,40 @@ func TestPrepareStartsTheSandboxLinesRunIn(t *testing.T) {
 		t.Errorf("the run's temp dir %s outlived the run: %v", tmp[0], err)
 	}
 }
+
+// Toolsets of a run with other writable roots get other TMPDIRs: a line
+// of one cannot plant a link where the other's lines write, to have them
+// write where it may not.
+func TestToolsetsOfOtherRootsHaveOtherTempDirs(t *testing.T) {
+	sb := testSandbox(t)
+	c, err := permissions.New([]string{"shell:cmd=/usr/bin/env", "shell:cmd=/usr/bin/touch *"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpOf := func(tool *Tool) string {
+		res, err := tool.Call(context.Background(), toolCall("/usr/bin/env"))
+		if err != nil || res.IsError {
+			t.Fatalf("%v %s", err, res.Text)
+		}
+		for _, line := range strings.Split(res.Text, "\n") {
+			if v, ok := strings.CutPrefix(line, "TMPDIR="); ok {
+				return v
+			}
+		}
+		t.Fatalf("no TMPDIR in %q", res.Text)
+		return ""
+	}
+	a := New(Options{Sandbox: sb, Permissions: c, BaseDir: t.TempDir()})
+	b := New(Options{Sandbox: sb, Permissions: c, BaseDir: t.TempDir()})
+	ta, tb := tmpOf(a), tmpOf(b)
+	if ta == tb {
+		t.Fatalf("two roots share the TMPDIR %s", ta)
+	}
+	res, err := a.Call(context.Background(), toolCall("/usr/bin/touch "+filepath.Join(tb, "planted")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(tb, "planted")); err == nil {
+		t.Errorf("a line of one root wrote in another root's TMPDIR: %s", res.Text)
+	}
+}

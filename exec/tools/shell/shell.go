@@ -197,8 +197,11 @@ func (t *Tool) prepare() {
 // the background: the same view as execProgram's (no network).
 func (t *Tool) prepareSandbox() {
 	root, _ := t.writableRoot()
-	tmp, err := t.tempDir()
-	if root == "" || err != nil {
+	if root == "" {
+		return
+	}
+	tmp, err := t.tempDir(root)
+	if err != nil {
 		return
 	}
 	t.opts.Sandbox.Prepare(sandbox.Spec{
@@ -366,10 +369,11 @@ func (t *Tool) permit(ctx context.Context, call exec.ToolCall, line, cwd, dir st
 	return permission{secrets: ap.Person}, nil
 }
 
-// tempDir is the private temp dir (TMPDIR) of the lines run unasked: the
-// run's (its sandbox's), which every toolset of the run shares, so their
-// lines run in one sandbox of the run.
-func (t *Tool) tempDir() (string, error) { return t.opts.Sandbox.TempDir() }
+// tempDir is the private temp dir (TMPDIR) of the lines run unasked that
+// write in root: the run's (its sandbox's) for that root, which every
+// toolset of the run with that root shares, so their lines run in one
+// sandbox of the run.
+func (t *Tool) tempDir(root string) (string, error) { return t.opts.Sandbox.TempDir(root) }
 
 // approvalKey names a line approved for the session where it runs: the
 // line, the directory it runs in resolved (the call's cwd, the toolset's
