@@ -192,7 +192,7 @@ func signalContext(parent context.Context, ios *IOStreams, hard *run.HardExit) (
 		case s := <-ch:
 			if s == os.Interrupt {
 				fmt.Fprintln(ios.ErrOut, "hitl: interrupted again, exiting now")
-				sandbox.KillAll()      // no grace period left for running commands
+				sandbox.Abandon()      // no grace period left for running commands; their temp dirs go
 				hard.Run()             // journals flushed: resumable from the last completed step
 				tty.RestoreTerminals() // echo back on, as the front end found it
 				os.Exit(ExitInterrupted)

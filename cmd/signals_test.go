@@ -5,6 +5,7 @@ package cmd_test
 import (
 	"bytes"
 	"errors"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/internal/ptytest"
 	"os"
 	"os/exec"
@@ -50,6 +51,12 @@ func startHitl(t *testing.T, dir string, args ...string) *signalRun {
 // startHitlState is startHitl with the state dir (XDG_STATE_HOME) state.
 func startHitlState(t *testing.T, dir, state string, args ...string) *signalRun {
 	t.Helper()
+	return startHitlEnv(t, dir, state, nil, args...)
+}
+
+// startHitlEnv is startHitlState with env added to hitl's environment.
+func startHitlEnv(t *testing.T, dir, state string, env []string, args ...string) *signalRun {
+	t.Helper()
 	hitl, err := exec.LookPath("hitl")
 	if err != nil {
 		t.Fatalf("hitl is not on PATH (testscript's TestMain installs it): %v", err)
@@ -57,7 +64,7 @@ func startHitlState(t *testing.T, dir, state string, args ...string) *signalRun 
 	r := &signalRun{dir: dir, done: make(chan error, 1)}
 	r.cmd = exec.Command(hitl, args...)
 	r.cmd.Dir = dir
-	r.cmd.Env = append(filteredEnv(), "XDG_STATE_HOME="+state)
+	r.cmd.Env = append(append(filteredEnv(), "XDG_STATE_HOME="+state), env...)
 	r.cmd.Stdin = strings.NewReader("")
 	r.cmd.Stdout = &r.stdout
 	r.cmd.Stderr = &r.stderr
@@ -175,6 +182,66 @@ func TestSecondCtrlCExitsAtOnce(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "s.jsonl")); err != nil {
 		t.Errorf("the session was not kept: %v", err)
+	}
+}
+
+// stubbornAllowedAgent is stubbornAgent with a line an allow rule runs
+// unasked, in the run's sandbox, whose temp dir (TMPDIR) the run made.
+const stubbornAllowedAgent = `models:
+  m:
+    provider: script
+    script:
+      - tool_calls: [{name: shell, arguments: {cmd: "./stubborn"}}]
+      - text: never
+agents:
+  root:
+    model: m
+    toolsets: [{type: shell}]
+permissions:
+  allow: ["shell:cmd=./stubborn"]
+`
+
+// A second Ctrl-C, which exits without closing the run's sandbox, still
+// removes the temp dir the run made for the lines it runs unasked.
+func TestSecondCtrlCRemovesTheRunsTempDir(t *testing.T) {
+	if sb, err := sandbox.New(sandbox.Auto, t.TempDir()); err != nil || !sb.AllowRulesApply() {
+		t.Skip("no sandbox here in which allow rules apply: every line is asked")
+	} else {
+		sb.Close()
+	}
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(stubbornAllowedAgent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stubborn := "#!/bin/sh\ntrap '' TERM\ntouch started\nsleep 30\n"
+	if err := os.WriteFile(filepath.Join(dir, "stubborn"), []byte(stubborn), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := startHitlEnv(t, dir, filepath.Join(dir, "state"), []string{"TMPDIR=" + tmp}, "exec", "agent.yaml")
+	r.waitFile(t, "started")
+	made, _ := filepath.Glob(filepath.Join(tmp, "hitl-cmd-*"))
+	if len(made) == 0 {
+		t.Fatal("the run made no temp dir in TMPDIR for its line")
+	}
+	for range 2 {
+		if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond) // the first: SIGTERM sent, ignored
+	}
+	if code := r.exit(t, 5*time.Second); code != 130 {
+		t.Fatalf("exit %d, want 130; stderr:\n%s", code, r.stderr.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+		t.Errorf("left in TMPDIR after the second Ctrl-C: %v", left)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if left := runningIn(dir); len(left) > 0 {
+		t.Errorf("the command is still running: %v", left)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 )
 
 // runTemp is the run's private temp dirs of the commands it runs unasked:
@@ -36,6 +37,9 @@ func (s *Sandbox) TempDir(root string) (string, error) {
 			return "", fmt.Errorf("cannot make a temp dir for the command: %w", err)
 		}
 		s.temp.base, s.temp.roots = d, map[string]string{}
+		withTemps.Lock()
+		withTemps.set[s] = true
+		withTemps.Unlock()
 	}
 	d, err := os.MkdirTemp(s.temp.base, "t")
 	if err != nil {
@@ -52,5 +56,39 @@ func (s *Sandbox) removeTempDir() {
 	if s.temp.base != "" {
 		_ = os.RemoveAll(s.temp.base)
 		s.temp.base, s.temp.roots = "", nil
+		withTemps.Lock()
+		delete(withTemps.set, s)
+		withTemps.Unlock()
+	}
+}
+
+// withTemps are the sandboxes that have temp dirs, for Abandon. (Lock
+// order: a sandbox's temp.mu, then this.)
+var withTemps = struct {
+	sync.Mutex
+	set map[*Sandbox]bool
+}{set: map[*Sandbox]bool{}}
+
+// Abandon is for a process that exits at once, without closing its
+// sandboxes (a second Ctrl-C): every child still running gets SIGKILL
+// (KillAll), and the runs' temp dirs are removed, which Close would have
+// done. A command killed in the middle of making a file there may still
+// be finishing that call: the removal is tried again once, a moment later.
+func Abandon() {
+	KillAll()
+	withTemps.Lock()
+	sbs := make([]*Sandbox, 0, len(withTemps.set))
+	for s := range withTemps.set {
+		sbs = append(sbs, s)
+	}
+	withTemps.Unlock()
+	for _, s := range sbs {
+		s.temp.mu.Lock()
+		base := s.temp.base
+		s.temp.mu.Unlock()
+		if base != "" && os.RemoveAll(base) != nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		s.removeTempDir()
 	}
 }
