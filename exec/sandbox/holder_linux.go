@@ -246,6 +246,32 @@ func forkHolder(lifeline int) (pid int, errno syscall.Errno) {
 	syscall.RawSyscall6(unix.SYS_CLOSE_RANGE, uintptr(lifeline+1), ^uintptr(0), 0, 0, 0, 0)
 	// Named for what it is (ps, and the probe that looks for the init).
 	syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&holderName[0])), 0, 0, 0, 0)
+	// Every orphan of the command is handed to it: each that ends is
+	// waited for (its SIGCHLD, blocked, read from a signalfd), as
+	// cloneHolder does.
+	mask := uint64(1) << (syscall.SIGCHLD - 1)
+	sfd, _, e := syscall.RawSyscall6(unix.SYS_SIGNALFD4, ^uintptr(0), uintptr(unsafe.Pointer(&mask)), 8, unix.SFD_NONBLOCK, 0, 0)
+	for e == 0 {
+		fds := [2]unix.PollFd{{Fd: int32(lifeline), Events: unix.POLLIN}, {Fd: int32(sfd), Events: unix.POLLIN}}
+		n, _, pe := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 2, 0, 0, 0, 0)
+		switch {
+		case pe == syscall.EINTR:
+			continue
+		case pe != 0 || n == 0:
+			e = pe
+			continue
+		case fds[0].Revents != 0:
+			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+		}
+		var info [128]byte
+		syscall.RawSyscall(syscall.SYS_READ, sfd, uintptr(unsafe.Pointer(&info[0])), uintptr(len(info)))
+		for {
+			pid, _, _ := syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), 0, syscall.WNOHANG|unix.WALL, 0, 0, 0)
+			if int(pid) <= 0 {
+				break
+			}
+		}
+	}
 	var b [1]byte
 	for {
 		_, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(lifeline), uintptr(unsafe.Pointer(&b[0])), 1)

@@ -8,8 +8,12 @@
 // (or the errno). The child shares the init's memory, so it runs no Go at
 // all, only the system calls below, with every signal blocked (the
 // caller's mask): it keeps only the lifeline open, takes the name
-// hitl-pidns, reads a byte from the lifeline (a pipe only the init
-// writes: the read ends when the init closes it or ends) and exits.
+// hitl-pidns, and waits in ppoll for the lifeline (a pipe only the init
+// writes: it ends when the init closes it or ends), then exits; and for a
+// signalfd of SIGCHLD, as the first process of its PID namespace that
+// every orphan of the command is handed to: each that ends is waited for
+// (wait4 WNOHANG), never left a zombie holding a pid. Where the signalfd
+// cannot be made, it reads the lifeline, as a holder that reaps nothing.
 TEXT ·cloneHolder(SB), NOSPLIT|NOFRAME, $0-32
 	MOVQ	stack+0(FP), SI
 	MOVL	lifeline+8(FP), R12
@@ -53,6 +57,56 @@ child:
 	MOVL	$15, DI
 	LEAQ	·holderName(SB), SI
 	SYSCALL
+	// signalfd4(-1, {SIGCHLD}, 8, SFD_NONBLOCK): SIGCHLD stays pending
+	// (blocked), and readable here.
+	MOVQ	$0x10000, AX	// 1 << (SIGCHLD-1)
+	MOVQ	AX, -16(SP)
+	MOVL	$289, AX	// SYS_signalfd4
+	MOVQ	$-1, DI
+	LEAQ	-16(SP), SI
+	MOVL	$8, DX
+	MOVL	$0x800, R10	// SFD_NONBLOCK
+	SYSCALL
+	CMPQ	AX, $0
+	JLT	read
+	MOVL	AX, R13
+wait:
+	// ppoll({lifeline, POLLIN}, {signalfd, POLLIN}, no timeout)
+	MOVL	R12, -48(SP)
+	MOVL	$1, -44(SP)	// events POLLIN, revents 0
+	MOVL	R13, -40(SP)
+	MOVL	$1, -36(SP)
+	MOVL	$271, AX	// SYS_ppoll
+	LEAQ	-48(SP), DI
+	MOVL	$2, SI
+	XORL	DX, DX
+	XORL	R10, R10
+	XORL	R8, R8
+	SYSCALL
+	CMPQ	AX, $-4	// EINTR: wait again
+	JEQ	wait
+	CMPQ	AX, $0
+	JLT	read	// cannot wait so: only for the lifeline
+	MOVWLZX	-42(SP), AX	// the lifeline's revents: ended (or written)
+	TESTL	AX, AX
+	JNE	exit
+	// read(signalfd, its stack, 128): the pending SIGCHLD taken
+	XORL	AX, AX
+	MOVL	R13, DI
+	LEAQ	-192(SP), SI
+	MOVL	$128, DX
+	SYSCALL
+reap:
+	// wait4(-1, NULL, WNOHANG|__WALL, NULL) until none is left ended
+	MOVL	$61, AX
+	MOVQ	$-1, DI
+	XORL	SI, SI
+	MOVL	$0x40000001, DX
+	XORL	R10, R10
+	SYSCALL
+	CMPQ	AX, $0
+	JGT	reap
+	JMP	wait
 read:
 	// read(lifeline, a byte of its own stack, 1)
 	XORL	AX, AX
@@ -62,6 +116,7 @@ read:
 	SYSCALL
 	CMPQ	AX, $-4	// EINTR: read again
 	JEQ	read
+exit:
 	// exit_group(0)
 	MOVL	$231, AX
 	XORL	DI, DI

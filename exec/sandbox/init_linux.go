@@ -82,6 +82,9 @@ type sbInit struct {
 	sendMu sync.Mutex        // one message at a time on fd
 	// running counts the commands started and not yet ended.
 	running atomic.Int64
+	// idleMu orders a command counted in (next) and the wipe of /dev/shm
+	// once the last has ended (ended).
+	idleMu sync.Mutex
 	// done is closed when hitl closes the socket (or it fails): the init
 	// then exits, and every command's namespace ends with it.
 	done chan struct{}
@@ -140,12 +143,15 @@ func (in *sbInit) next() (job, bool) {
 			_ = in.send(reply{ID: req.ID, Error: "a command needs three descriptors"}, nil)
 			continue
 		}
+		in.idleMu.Lock()
 		if limit := in.v.MaxRunning; limit > 0 && in.running.Load() >= int64(limit) {
+			in.idleMu.Unlock()
 			closeAll(files)
 			_ = in.send(reply{ID: req.ID, Error: fmt.Sprintf("too many commands at once in this sandbox (%d): wait for some to end", limit)}, nil)
 			continue
 		}
 		in.running.Add(1)
+		in.idleMu.Unlock()
 		return job{req, files}, true
 	}
 }
@@ -176,7 +182,7 @@ func (in *sbInit) work() {
 	// The last word on the command counts it out first: hitl may start
 	// the next as soon as it hears it.
 	finish := func(r reply) {
-		in.running.Add(-1)
+		in.ended()
 		_ = in.send(r, nil)
 	}
 	req := j.req
@@ -229,6 +235,37 @@ func (in *sbInit) work() {
 	ws := waitPid(pid)
 	holder.reap(stuck)
 	finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
+}
+
+// ended counts a command out. Inside bwrap, the last to end leaves
+// /dev/shm as it found it, empty: it is the sandbox's own, memory the
+// run's sandbox would otherwise keep for as long as the run lasts, and a
+// place where one command could leave files for the next. (Commands at
+// once share it, as they would share the machine's.)
+func (in *sbInit) ended() {
+	in.idleMu.Lock()
+	defer in.idleMu.Unlock()
+	if in.running.Add(-1) == 0 && in.v.InBwrap {
+		emptyDir("/dev/shm")
+	}
+}
+
+// emptyDir removes what dir holds (what it can).
+func emptyDir(dir string) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	for {
+		names, err := f.Readdirnames(256)
+		for _, n := range names {
+			_ = os.RemoveAll(dir + "/" + n)
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func waitPid(pid int) syscall.WaitStatus {

@@ -33,6 +33,44 @@ type runInit struct {
 	dead    chan struct{} // closed when the socket is gone
 	exited  chan struct{} // closed when the init was waited for
 	proc    *os.Process
+	// hiddenIDs are its view's (view.HiddenIDs), joined.
+	hiddenIDs string
+	// users are the commands given the init (initFor) and not yet
+	// ended; retired: a newer init of the same view took its place (what
+	// it hides changed), so it ends once it has no users left.
+	users   int
+	retired bool
+}
+
+// use counts a command in (initFor), before it starts.
+func (ri *runInit) use() {
+	ri.mu.Lock()
+	ri.users++
+	ri.mu.Unlock()
+}
+
+// done counts a command out, once it ended or could not start: the last
+// of a retired init's ends it.
+func (ri *runInit) done() {
+	ri.mu.Lock()
+	ri.users--
+	last := ri.retired && ri.users == 0
+	ri.mu.Unlock()
+	if last {
+		ri.close()
+	}
+}
+
+// retire has the init end once its commands have: no new command is given
+// it.
+func (ri *runInit) retire() {
+	ri.mu.Lock()
+	ri.retired = true
+	idle := ri.users == 0
+	ri.mu.Unlock()
+	if idle {
+		ri.close()
+	}
 }
 
 // event is a reply and the descriptor it carried.
@@ -270,6 +308,16 @@ func (ri *runInit) forget(id uint64) {
 	ri.mu.Lock()
 	delete(ri.waiting, id)
 	ri.mu.Unlock()
+}
+
+// ended says whether the init has exited and was waited for.
+func (ri *runInit) ended() bool {
+	select {
+	case <-ri.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 // alive says whether the init still serves.

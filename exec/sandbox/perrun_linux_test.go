@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -678,4 +679,169 @@ func TestPidOfNamesThePid(t *testing.T) {
 			}
 		})
 	}
+}
+
+// What a command run unasked may not read stays hidden from every command
+// of the run, however it changed after the run's sandbox started: made
+// then, replaced by a rename over it (as editors and credential helpers
+// write), or removed and made again. The init of the view before ends once
+// its commands have.
+func TestHiddenPathsChangedDuringTheRunStayHidden(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		secretDir := t.TempDir()
+		secret := filepath.Join(secretDir, "prod.env")
+		read := func() string {
+			t.Helper()
+			var out bytes.Buffer
+			c := sb.Command(context.Background(), Spec{
+				Path: "/bin/cat", Args: []string{secret}, Dir: dir, Class: ClassAuto,
+				Writable: []string{dir}, DenyRead: []string{secret}, Stdout: &out, Stderr: &out,
+			})
+			_ = c.Run()
+			return out.String()
+		}
+		write := func(content string) {
+			t.Helper()
+			tmp := filepath.Join(secretDir, "new")
+			if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, secret); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := read(); strings.Contains(got, "SECRET") {
+			t.Fatalf("before it exists: %q", got)
+		}
+		// A command still running in the init a change replaces runs on
+		// to its own end.
+		running := sb.Command(context.Background(), Spec{
+			Path: "/bin/sleep", Args: []string{"0.5"}, Dir: dir, Class: ClassAuto,
+			Writable: []string{dir}, DenyRead: []string{secret},
+		})
+		if err := running.Start(); err != nil {
+			t.Fatal(err)
+		}
+		write("SECRET-made")
+		if got := read(); strings.Contains(got, "SECRET") {
+			t.Errorf("a hidden file made during the run was read: %q", got)
+		}
+		if err := running.Wait(); err != nil {
+			t.Errorf("a command of the replaced init: %v", err)
+		}
+		write("SECRET-replaced")
+		if got := read(); strings.Contains(got, "SECRET") {
+			t.Errorf("a hidden file replaced during the run was read: %q", got)
+		}
+		if err := os.Remove(secret); err != nil {
+			t.Fatal(err)
+		}
+		_ = read()
+		write("SECRET-again")
+		if got := read(); strings.Contains(got, "SECRET") {
+			t.Errorf("a hidden file removed and made again was read: %q", got)
+		}
+		// Every init but the last was replaced and, with no command in
+		// it, ends.
+		sb.perRun.mu.Lock()
+		live, retired := len(sb.perRun.inits), slices.Clone(sb.perRun.retired)
+		sb.perRun.mu.Unlock()
+		if live != 1 || len(retired) == 0 {
+			t.Fatalf("%d inits and %d replaced, want 1 and some", live, len(retired))
+		}
+		for _, ri := range retired {
+			select {
+			case <-ri.exited:
+			case <-time.After(5 * time.Second):
+				t.Fatal("an init replaced by a newer one of its view did not end")
+			}
+		}
+	})
+}
+
+// Inside bwrap /dev/shm is the sandbox's own, memory: what a command left
+// there is gone before the next command of the run starts, as it was with
+// a sandbox per command, and holds no memory for the rest of the run.
+func TestSharedMemoryDoesNotOutliveItsCommand(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		if sb.Mechanism() != MechLayered {
+			t.Skip("under Landlock alone /dev/shm is the machine's, where a command nobody saw may not write")
+		}
+		dir := t.TempDir()
+		run := func(script string) string {
+			t.Helper()
+			var out bytes.Buffer
+			c := sb.Command(context.Background(), Spec{
+				Path: "/bin/sh", Args: []string{"-c", script}, Dir: dir, Class: ClassAuto,
+				Writable: []string{dir}, Stdout: &out, Stderr: &out,
+			})
+			if err := c.Run(); err != nil {
+				t.Fatalf("%s: %v\n%s", script, err, out.String())
+			}
+			return out.String()
+		}
+		run("mkdir /dev/shm/d && head -c 1048576 /dev/zero > /dev/shm/d/pin && echo x > /dev/shm/note")
+		if got := run("ls -A /dev/shm"); got != "" {
+			t.Errorf("the next command finds in /dev/shm: %q", got)
+		}
+	})
+}
+
+// zombiesOf counts the zombies whose parent is named parent.
+func zombiesOf(parent string) int {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 || fields[0] != "Z" {
+			continue
+		}
+		if comm, _ := os.ReadFile("/proc/" + fields[1] + "/comm"); strings.TrimSpace(string(comm)) == parent {
+			n++
+		}
+	}
+	return n
+}
+
+// The orphans of a command that runs on (a build's daemons, a script's
+// `(job &)`) are handed to its holder, the first process of its PID
+// namespace, which waits for each that ends: none is left a zombie
+// holding a pid for as long as the command runs.
+func TestOrphansOfARunningCommandAreWaitedFor(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		c := sb.Command(context.Background(), Spec{
+			Path: "/bin/sh", Args: []string{"-c", `i=0; while [ $i -lt 200 ]; do (/bin/true &); i=$((i+1)); done; touch orphaned; exec sleep 30`},
+			Dir: dir, Class: ClassAuto, Writable: []string{dir},
+		})
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			c.Kill()
+			_ = c.Wait()
+		}()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "orphaned")); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the command did not get through its orphans")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond)
+		if n := zombiesOf(holderProcName); n > 0 {
+			t.Errorf("%d orphans of a running command are zombies of its holder", n)
+		}
+	})
 }

@@ -3,7 +3,10 @@ package sandbox
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -16,8 +19,13 @@ import (
 // (class, writable directories, hidden paths, network), started when a
 // command first needs it.
 type perRun struct {
-	mu    sync.Mutex
+	mu sync.Mutex
+	// inits are keyed by their view without its HiddenIDs: a view whose
+	// hidden paths changed replaces the init of the one before.
 	inits map[string]*runInit
+	// retired are the inits replaced so, each ending with its last
+	// command (or the run).
+	retired []*runInit
 	// off: the per-run sandbox could not start (or cannot exist here);
 	// every command gets a sandbox of its own (the run was told why).
 	off bool
@@ -44,6 +52,14 @@ func perRunWhy(m Mechanism, pidns bool) string {
 // through Notify).
 func (s *Sandbox) initFor(spec Spec) *runInit { return s.initOf(spec, false) }
 
+// viewKey is what names v's init: v without HiddenIDs, and those.
+func viewKey(v view) (key, ids string) {
+	ids = strings.Join(v.HiddenIDs, " ")
+	v.HiddenIDs = nil
+	data, _ := json.Marshal(v)
+	return string(data), ids
+}
+
 // initOf is initFor; for a sandbox started ahead (Prepare), a failure is
 // no one's to hear yet: the command that needs it tries again, and is told.
 func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
@@ -61,9 +77,11 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 		return nil // the command's own start says why
 	}
 	v.Dir, v.LoaderEnv = "", nil
-	data, _ := json.Marshal(v)
-	key := string(data)
-	if ri := pr.inits[key]; ri != nil && ri.alive() {
+	key, ids := viewKey(v)
+	if ri := pr.inits[key]; ri != nil && ri.alive() && ri.hiddenIDs == ids {
+		if !ahead {
+			ri.use()
+		}
 		return ri
 	}
 	ri, err := startInitHook(s, v)
@@ -81,10 +99,17 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 	if pr.inits == nil {
 		pr.inits = map[string]*runInit{}
 	}
+	ri.hiddenIDs = ids
 	if old := pr.inits[key]; old != nil {
-		go old.close()
+		// Dead, or hiding what is no longer there: it ends with the
+		// commands still in it.
+		pr.retired = append(slices.DeleteFunc(pr.retired, (*runInit).ended), old)
+		old.retire()
 	}
 	pr.inits[key] = ri
+	if !ahead {
+		ri.use()
+	}
 	return ri
 }
 
@@ -119,7 +144,10 @@ func (s *Sandbox) perRunOffLocked(what string) {
 	for _, ri := range pr.inits {
 		go ri.close()
 	}
-	pr.inits = nil
+	for _, ri := range pr.retired {
+		go ri.close()
+	}
+	pr.inits, pr.retired = nil, nil
 	if s.Notify != nil {
 		s.Notify("the run's sandbox " + what + ": each command gets a sandbox of its own, which costs a few milliseconds more")
 	}
@@ -136,8 +164,9 @@ func (s *Sandbox) Close() {
 	}
 	pr := &s.perRun
 	pr.mu.Lock()
-	inits := pr.inits
-	pr.inits = nil
+	inits := slices.Collect(maps.Values(pr.inits))
+	inits = append(inits, pr.retired...)
+	pr.inits, pr.retired = nil, nil
 	pr.mu.Unlock()
 	for _, ri := range inits {
 		ri.close()
@@ -181,6 +210,7 @@ func (c *Cmd) startRemote(ri *runInit, path string, argv []string) error {
 	}
 	rp := &remoteProc{ri: ri, done: make(chan struct{})}
 	fail := func(err error) error {
+		ri.done()
 		closeChild()
 		for _, cl := range rp.closeAfterWait {
 			cl.Close()
@@ -288,6 +318,7 @@ func (c *Cmd) outFile(w io.Writer, rp *remoteProc, childEnds *[]*os.File, copies
 
 // waitExit waits for the init's word that the command ended.
 func (rp *remoteProc) waitExit() {
+	defer rp.ri.done()
 	defer close(rp.done)
 	for {
 		select {

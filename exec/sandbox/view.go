@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -28,8 +29,15 @@ type view struct {
 	// Hidden are the paths a ClassAuto child may not read (credential
 	// stores, deny_read), real paths, and, for every class, the other
 	// paths the machine's mounts give those and the state dir.
-	Hidden  []string `json:"hidden,omitempty"`
-	Network bool     `json:"network,omitempty"`
+	Hidden []string `json:"hidden,omitempty"`
+	// HiddenIDs are what each of Hidden was when the view was made
+	// (hiddenIDs). bwrap's mounts hide what was there when the run's
+	// sandbox started, and a rename over a hidden file from outside takes
+	// the mount on it away: a hidden path made, replaced or removed since
+	// makes another view, so the next command gets a sandbox of the run
+	// that hides what is there now.
+	HiddenIDs []string `json:"hidden_ids,omitempty"`
+	Network   bool     `json:"network,omitempty"`
 	// InBwrap: the Landlock helper runs inside bwrap (MechLayered).
 	InBwrap bool `json:"in_bwrap,omitempty"`
 	// PidNS: the Landlock helper starts the program in a new PID
@@ -75,6 +83,7 @@ func (s *Sandbox) viewOf(spec Spec) view {
 	p := v.policy()
 	v.Network = p.network || spec.Network
 	if p.writeAll {
+		v.HiddenIDs = hiddenIDs(v.Hidden)
 		return v
 	}
 	for _, d := range append(slices.Clone(spec.Writable), spec.TempDir) {
@@ -105,7 +114,24 @@ func (s *Sandbox) viewOf(spec Spec) view {
 			}
 		}
 	}
+	v.HiddenIDs = hiddenIDs(v.Hidden)
 	return v
+}
+
+// hiddenIDs say what is at each path now, without following a link: its
+// device, inode and type, or "-" where there is nothing (or nothing that
+// can be looked at).
+func hiddenIDs(paths []string) []string {
+	ids := make([]string, len(paths))
+	for i, p := range paths {
+		ids[i] = "-"
+		if fi, err := os.Lstat(p); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				ids[i] = fmt.Sprintf("%d:%d:%o", st.Dev, st.Ino, st.Mode&syscall.S_IFMT)
+			}
+		}
+	}
+	return ids
 }
 
 // writableDir says whether a ClassAuto child may be granted writing in d:
