@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
@@ -192,9 +193,10 @@ func signalContext(parent context.Context, ios *IOStreams, hard *run.HardExit) (
 		case s := <-ch:
 			if s == os.Interrupt {
 				fmt.Fprintln(ios.ErrOut, "hitl: interrupted again, exiting now")
-				sandbox.Abandon()      // no grace period left for running commands; their temp dirs go
+				sandbox.KillAll()      // no grace period left for running commands
 				hard.Run()             // journals flushed: resumable from the last completed step
 				tty.RestoreTerminals() // echo back on, as the front end found it
+				sandbox.RemoveTempDirs(time.Second)
 				os.Exit(ExitInterrupted)
 			}
 		case <-done:

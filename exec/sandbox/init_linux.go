@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -182,7 +183,7 @@ func (in *sbInit) work() {
 	// The last word on the command counts it out first: hitl may start
 	// the next as soon as it hears it.
 	finish := func(r reply) {
-		in.ended()
+		r.Spoiled = in.ended()
 		_ = in.send(r, nil)
 	}
 	req := j.req
@@ -237,35 +238,28 @@ func (in *sbInit) work() {
 	finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
 }
 
-// ended counts a command out. Inside bwrap, the last to end leaves
-// /dev/shm as it found it, empty: it is the sandbox's own, memory the
-// run's sandbox would otherwise keep for as long as the run lasts, and a
-// place where one command could leave files for the next. (Commands at
-// once share it, as they would share the machine's.)
-func (in *sbInit) ended() {
+// ended counts a command out, and says, for the last to end inside
+// bwrap, whether it leaves /dev/shm spoiled: not empty (or not readable).
+// That /dev/shm is the sandbox's own memory, which a sandbox per command
+// let go with its command; what one left there would reach the next, and
+// hold memory for the rest of the run. Nothing is removed here (a tree
+// too deep to remove, or one the init may not enter, would defeat that):
+// hitl ends the sandbox instead.
+func (in *sbInit) ended() (spoiled bool) {
 	in.idleMu.Lock()
 	defer in.idleMu.Unlock()
-	if in.running.Add(-1) == 0 && in.v.InBwrap {
-		emptyDir("/dev/shm")
-	}
+	return in.running.Add(-1) == 0 && in.v.InBwrap && !emptyDir("/dev/shm")
 }
 
-// emptyDir removes what dir holds (what it can).
-func emptyDir(dir string) {
+// emptyDir says whether dir can be read and holds nothing.
+func emptyDir(dir string) bool {
 	f, err := os.Open(dir)
 	if err != nil {
-		return
+		return false
 	}
 	defer f.Close()
-	for {
-		names, err := f.Readdirnames(256)
-		for _, n := range names {
-			_ = os.RemoveAll(dir + "/" + n)
-		}
-		if err != nil {
-			return
-		}
-	}
+	names, err := f.Readdirnames(1)
+	return len(names) == 0 && err == io.EOF
 }
 
 func waitPid(pid int) syscall.WaitStatus {

@@ -40,6 +40,9 @@ type runInit struct {
 	// it hides changed), so it ends once it has no users left.
 	users   int
 	retired bool
+	// onSpoiled replaces the init (its view's next command gets a new
+	// one): a command left its /dev/shm spoiled.
+	onSpoiled func()
 }
 
 // use counts a command in (initFor), before it starts.
@@ -220,6 +223,11 @@ func (ri *runInit) read() {
 			}
 			closeAll(files)
 			continue
+		}
+		if r.Spoiled && ri.onSpoiled != nil {
+			// Before the command's end is heard: the next command
+			// must find a new sandbox.
+			ri.onSpoiled()
 		}
 		ev := event{reply: r}
 		if len(files) > 0 {

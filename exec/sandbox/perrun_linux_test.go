@@ -734,6 +734,17 @@ func TestHiddenPathsChangedDuringTheRunStayHidden(t *testing.T) {
 		if got := read(); strings.Contains(got, "SECRET") {
 			t.Errorf("a hidden file replaced during the run was read: %q", got)
 		}
+		// Removed and made again at once: ext4 may hand the inode
+		// number back.
+		if err := os.Remove(secret); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(secret, []byte("SECRET-recreated"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(); strings.Contains(got, "SECRET") {
+			t.Errorf("a hidden file removed and made again was read: %q", got)
+		}
 		if err := os.Remove(secret); err != nil {
 			t.Fatal(err)
 		}
@@ -761,8 +772,9 @@ func TestHiddenPathsChangedDuringTheRunStayHidden(t *testing.T) {
 }
 
 // Inside bwrap /dev/shm is the sandbox's own, memory: what a command left
-// there is gone before the next command of the run starts, as it was with
-// a sandbox per command, and holds no memory for the rest of the run.
+// there, even a directory no one may enter, never reaches the next command
+// of the run, as with a sandbox per command, and holds no memory for the
+// rest of the run: the sandbox it was left in ends.
 func TestSharedMemoryDoesNotOutliveItsCommand(t *testing.T) {
 	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
 		if sb.Mechanism() != MechLayered {
@@ -781,9 +793,23 @@ func TestSharedMemoryDoesNotOutliveItsCommand(t *testing.T) {
 			}
 			return out.String()
 		}
-		run("mkdir /dev/shm/d && head -c 1048576 /dev/zero > /dev/shm/d/pin && echo x > /dev/shm/note")
+		run("mkdir /dev/shm/d && head -c 1048576 /dev/zero > /dev/shm/d/pin && echo x > /dev/shm/note && chmod 0 /dev/shm/d")
 		if got := run("ls -A /dev/shm"); got != "" {
 			t.Errorf("the next command finds in /dev/shm: %q", got)
+		}
+		// The sandbox it was left in ended: its memory with it.
+		sb.perRun.mu.Lock()
+		retired := slices.Clone(sb.perRun.retired)
+		sb.perRun.mu.Unlock()
+		if len(retired) == 0 {
+			t.Fatal("the sandbox /dev/shm was left in was not replaced")
+		}
+		for _, ri := range retired {
+			select {
+			case <-ri.exited:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the sandbox /dev/shm was left in did not end")
+			}
 		}
 	})
 }

@@ -100,6 +100,7 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 		pr.inits = map[string]*runInit{}
 	}
 	ri.hiddenIDs = ids
+	ri.onSpoiled = func() { s.replaceInit(key, ri) }
 	if old := pr.inits[key]; old != nil {
 		// Dead, or hiding what is no longer there: it ends with the
 		// commands still in it.
@@ -111,6 +112,20 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 		ri.use()
 	}
 	return ri
+}
+
+// replaceInit retires ri, the init of key, if it still is: the next
+// command of its view starts a new one.
+func (s *Sandbox) replaceInit(key string, ri *runInit) {
+	pr := &s.perRun
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.inits[key] != ri {
+		return
+	}
+	delete(pr.inits, key)
+	pr.retired = append(slices.DeleteFunc(pr.retired, (*runInit).ended), ri)
+	ri.retire()
 }
 
 // Prepare starts, in the background, the run's sandbox that a command of

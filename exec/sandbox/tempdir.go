@@ -62,33 +62,42 @@ func (s *Sandbox) removeTempDir() {
 	}
 }
 
-// withTemps are the sandboxes that have temp dirs, for Abandon. (Lock
+// withTemps are the sandboxes that have temp dirs, for RemoveTempDirs. (Lock
 // order: a sandbox's temp.mu, then this.)
 var withTemps = struct {
 	sync.Mutex
 	set map[*Sandbox]bool
 }{set: map[*Sandbox]bool{}}
 
-// Abandon is for a process that exits at once, without closing its
-// sandboxes (a second Ctrl-C): every child still running gets SIGKILL
-// (KillAll), and the runs' temp dirs are removed, which Close would have
-// done. A command killed in the middle of making a file there may still
-// be finishing that call: the removal is tried again once, a moment later.
-func Abandon() {
-	KillAll()
+// RemoveTempDirs is for a process that exits at once, without closing its
+// sandboxes (a second Ctrl-C, after KillAll): the runs' temp dirs are
+// removed, as Close would have, for at most bound (a command may have
+// filled them with a million files: the exit does not wait for that, and
+// what is not removed by then stays). A command killed in the middle of
+// making a file there may still be finishing that call: a removal that
+// fails is tried again once, a moment later.
+func RemoveTempDirs(bound time.Duration) {
 	withTemps.Lock()
 	sbs := make([]*Sandbox, 0, len(withTemps.set))
 	for s := range withTemps.set {
 		sbs = append(sbs, s)
 	}
 	withTemps.Unlock()
-	for _, s := range sbs {
-		s.temp.mu.Lock()
-		base := s.temp.base
-		s.temp.mu.Unlock()
-		if base != "" && os.RemoveAll(base) != nil {
-			time.Sleep(20 * time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, s := range sbs {
+			s.temp.mu.Lock()
+			base := s.temp.base
+			s.temp.mu.Unlock()
+			if base != "" && os.RemoveAll(base) != nil {
+				time.Sleep(20 * time.Millisecond)
+			}
+			s.removeTempDir()
 		}
-		s.removeTempDir()
+	}()
+	select {
+	case <-done:
+	case <-time.After(bound):
 	}
 }

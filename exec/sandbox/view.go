@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 )
 
@@ -116,22 +115,6 @@ func (s *Sandbox) viewOf(spec Spec) view {
 	}
 	v.HiddenIDs = hiddenIDs(v.Hidden)
 	return v
-}
-
-// hiddenIDs say what is at each path now, without following a link: its
-// device, inode and type, or "-" where there is nothing (or nothing that
-// can be looked at).
-func hiddenIDs(paths []string) []string {
-	ids := make([]string, len(paths))
-	for i, p := range paths {
-		ids[i] = "-"
-		if fi, err := os.Lstat(p); err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				ids[i] = fmt.Sprintf("%d:%d:%o", st.Dev, st.Ino, st.Mode&syscall.S_IFMT)
-			}
-		}
-	}
-	return ids
 }
 
 // writableDir says whether a ClassAuto child may be granted writing in d:

@@ -148,6 +148,11 @@ type reply struct {
 	// along) did not when its lifeline closed (stopped from outside):
 	// hitl, outside every domain, kills it.
 	HolderStuck bool `json:"holder_stuck,omitempty"`
+	// Spoiled: with the command's end none of the sandbox's runs, and its
+	// own /dev/shm (inside bwrap) is not empty: what a command left
+	// there would reach the next. hitl has this sandbox end and starts
+	// the next command in a new one.
+	Spoiled bool `json:"spoiled,omitempty"`
 }
 
 func (r reply) encode() ([]byte, error) { return json.Marshal(r) }
