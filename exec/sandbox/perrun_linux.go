@@ -224,10 +224,13 @@ func (ri *runInit) read() {
 			closeAll(files)
 			continue
 		}
-		if r.Spoiled && ri.onSpoiled != nil {
+		ri.mu.Lock()
+		onSpoiled := ri.onSpoiled
+		ri.mu.Unlock()
+		if r.Spoiled && onSpoiled != nil {
 			// Before the command's end is heard: the next command
 			// must find a new sandbox.
-			ri.onSpoiled()
+			onSpoiled()
 		}
 		ev := event{reply: r}
 		if len(files) > 0 {

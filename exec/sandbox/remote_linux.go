@@ -100,7 +100,9 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 		pr.inits = map[string]*runInit{}
 	}
 	ri.hiddenIDs = ids
+	ri.mu.Lock() // its reader runs already
 	ri.onSpoiled = func() { s.replaceInit(key, ri) }
+	ri.mu.Unlock()
 	if old := pr.inits[key]; old != nil {
 		// Dead, or hiding what is no longer there: it ends with the
 		// commands still in it.
