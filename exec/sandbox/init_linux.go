@@ -83,7 +83,7 @@ type sbInit struct {
 	sendMu sync.Mutex        // one message at a time on fd
 	// running counts the commands started and not yet ended.
 	running atomic.Int64
-	// idleMu orders a command counted in (next) and the wipe of /dev/shm
+	// idleMu orders a command counted in (next) and the look at /dev/shm
 	// once the last has ended (ended).
 	idleMu sync.Mutex
 	// done is closed when hitl closes the socket (or it fails): the init
