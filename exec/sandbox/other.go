@@ -75,6 +75,3 @@ type unpreparedError struct{ why string }
 func (e *unpreparedError) Error() string { return e.why }
 
 func (s *Sandbox) perRunFailed(error) {}
-
-// hiddenIDs: no run's sandbox here, which keys on them.
-func hiddenIDs([]string) []string { return nil }

@@ -33,7 +33,8 @@ type runInit struct {
 	dead    chan struct{} // closed when the socket is gone
 	exited  chan struct{} // closed when the init was waited for
 	proc    *os.Process
-	// hiddenIDs are its view's (view.HiddenIDs), joined.
+	// hiddenIDs are what its view's hidden paths were when it started
+	// (hiddenIDs), joined.
 	hiddenIDs string
 	// users are the commands given the init (initFor) and not yet
 	// ended; retired: a newer init of the same view took its place (what

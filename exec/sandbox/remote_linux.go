@@ -20,8 +20,10 @@ import (
 // command first needs it.
 type perRun struct {
 	mu sync.Mutex
-	// inits are keyed by their view without its HiddenIDs: a view whose
-	// hidden paths changed replaces the init of the one before.
+	// inits are keyed by their view. bwrap's mounts hide what was at
+	// the hidden paths when an init started, and a rename over a hidden
+	// file from outside takes the mount on it away: an init whose hidden
+	// paths are no longer what they were (hiddenIDs) is replaced.
 	inits map[string]*runInit
 	// retired are the inits replaced so, each ending with its last
 	// command (or the run).
@@ -52,14 +54,6 @@ func perRunWhy(m Mechanism, pidns bool) string {
 // through Notify).
 func (s *Sandbox) initFor(spec Spec) *runInit { return s.initOf(spec, false) }
 
-// viewKey is what names v's init: v without HiddenIDs, and those.
-func viewKey(v view) (key, ids string) {
-	ids = strings.Join(v.HiddenIDs, " ")
-	v.HiddenIDs = nil
-	data, _ := json.Marshal(v)
-	return string(data), ids
-}
-
 // initOf is initFor; for a sandbox started ahead (Prepare), a failure is
 // no one's to hear yet: the command that needs it tries again, and is told.
 func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
@@ -77,7 +71,8 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 		return nil // the command's own start says why
 	}
 	v.Dir, v.LoaderEnv = "", nil
-	key, ids := viewKey(v)
+	data, _ := json.Marshal(v)
+	key, ids := string(data), strings.Join(hiddenIDs(v.Hidden), " ")
 	if ri := pr.inits[key]; ri != nil && ri.alive() && ri.hiddenIDs == ids {
 		if !ahead {
 			ri.use()
@@ -104,10 +99,8 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 	ri.onSpoiled = func() { s.replaceInit(key, ri) }
 	ri.mu.Unlock()
 	if old := pr.inits[key]; old != nil {
-		// Dead, or hiding what is no longer there: it ends with the
-		// commands still in it.
-		pr.retired = append(slices.DeleteFunc(pr.retired, (*runInit).ended), old)
-		old.retire()
+		// Dead, or hiding what is no longer there.
+		pr.retireLocked(old)
 	}
 	pr.inits[key] = ri
 	if !ahead {
@@ -126,6 +119,12 @@ func (s *Sandbox) replaceInit(key string, ri *runInit) {
 		return
 	}
 	delete(pr.inits, key)
+	pr.retireLocked(ri)
+}
+
+// retireLocked has ri end with the commands still in it (pr.mu held), and
+// keeps it until then for Close.
+func (pr *perRun) retireLocked(ri *runInit) {
 	pr.retired = append(slices.DeleteFunc(pr.retired, (*runInit).ended), ri)
 	ri.retire()
 }

@@ -28,15 +28,8 @@ type view struct {
 	// Hidden are the paths a ClassAuto child may not read (credential
 	// stores, deny_read), real paths, and, for every class, the other
 	// paths the machine's mounts give those and the state dir.
-	Hidden []string `json:"hidden,omitempty"`
-	// HiddenIDs are what each of Hidden was when the view was made
-	// (hiddenIDs). bwrap's mounts hide what was there when the run's
-	// sandbox started, and a rename over a hidden file from outside takes
-	// the mount on it away: a hidden path made, replaced or removed since
-	// makes another view, so the next command gets a sandbox of the run
-	// that hides what is there now.
-	HiddenIDs []string `json:"hidden_ids,omitempty"`
-	Network   bool     `json:"network,omitempty"`
+	Hidden  []string `json:"hidden,omitempty"`
+	Network bool     `json:"network,omitempty"`
 	// InBwrap: the Landlock helper runs inside bwrap (MechLayered).
 	InBwrap bool `json:"in_bwrap,omitempty"`
 	// PidNS: the Landlock helper starts the program in a new PID
@@ -82,7 +75,6 @@ func (s *Sandbox) viewOf(spec Spec) view {
 	p := v.policy()
 	v.Network = p.network || spec.Network
 	if p.writeAll {
-		v.HiddenIDs = hiddenIDs(v.Hidden)
 		return v
 	}
 	for _, d := range append(slices.Clone(spec.Writable), spec.TempDir) {
@@ -113,7 +105,6 @@ func (s *Sandbox) viewOf(spec Spec) view {
 			}
 		}
 	}
-	v.HiddenIDs = hiddenIDs(v.Hidden)
 	return v
 }
 
