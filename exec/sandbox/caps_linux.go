@@ -35,6 +35,7 @@ func capNames(caps []int) []string {
 		unix.CAP_FSETID: "CAP_FSETID", unix.CAP_SETGID: "CAP_SETGID", unix.CAP_SETUID: "CAP_SETUID",
 		unix.CAP_NET_BIND_SERVICE: "CAP_NET_BIND_SERVICE",
 		unix.CAP_SYS_ADMIN:        "CAP_SYS_ADMIN", unix.CAP_SETPCAP: "CAP_SETPCAP",
+		unix.CAP_KILL: "CAP_KILL",
 	}
 	out := make([]string, len(caps))
 	for i, c := range caps {

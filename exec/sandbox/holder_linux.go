@@ -10,32 +10,33 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The holder is the first process of each command's PID namespace (the
-// command is the second): it does nothing until the init closes its
-// lifeline, or the init ends, which ends the namespace and all the command
-// left. On amd64
-// it is a clone of the init that shares the init's memory (CLONE_VM: no
-// exec, no copy of the memory, no new address space to make and tear
-// down) and runs, on a stack of its own, a few system calls
-// (cloneHolder): it reads a byte from its lifeline — a pipe whose other
-// end only the init holds, so the read ends when the init closes it or
-// ends, however — and exits. Elsewhere the holder is a fork of the init
-// (forkHolder).
+// The holder is the first process of each worker's PID namespace (the
+// commands the worker starts, one at a time, come after it): it does
+// nothing until the init writes a byte on its lifeline — a socket whose
+// other end only the init holds — when a command has ended: then it kills
+// every other process of the namespace, waits until none is left, and
+// writes the byte back (sweep). The lifeline's end (the init closes it, or
+// ends, however) ends the holder, which ends the namespace and all it
+// held. On amd64 it is a clone of the init that shares the init's memory
+// (CLONE_VM: no exec, no copy of the memory, no new address space to make
+// and tear down) and runs, on a stack of its own, a few system calls
+// (cloneHolder). Elsewhere the holder is a fork of the init (forkHolder).
 //
-// A holder that shares the init's memory is kept out of its command's
+// A holder that shares the init's memory is kept out of its commands'
 // reach as the init is: the command's Landlock domain is nested inside the
 // holder's (prepare), so it can neither trace nor signal it, whatever its
 // capabilities, and the memory is not dumpable.
 
-// holderStack is the size of a cloned holder's stack: it keeps one byte.
+// holderStack is the size of a cloned holder's stack: it keeps a few
+// words.
 const holderStack = 4096
 
-// holderProc is a command's holder: its pid, its lifeline's write end
-// (the init's alone), and the stack a cloned one runs on.
+// holderProc is a worker's holder: its pid, its lifeline's end (the
+// init's alone; -1 once closed), and the stack a cloned one runs on.
 type holderProc struct {
 	pid   int
 	pidfd int // -1 for none
-	life  *os.File
+	life  int
 	stack []byte
 }
 
@@ -50,9 +51,42 @@ const holderGrace = 2 * time.Second
 // all the namespace held. No signal: the thread that starts the command
 // is in the command's domain, which cannot signal the holder.
 func (h *holderProc) end() {
-	if h.life != nil {
-		h.life.Close()
-		h.life = nil
+	if h.life >= 0 {
+		unix.Close(h.life)
+		h.life = -1
+	}
+}
+
+// sweep has the holder kill what a command left in the namespace (its
+// children, setsid or not, and whatever it traced) and wait until none of
+// it is left: true once it says so. False when it does not within
+// holderGrace (a process that cannot end, or a stopped holder): the
+// worker then ends the holder, and its namespace, as it would without
+// sweeps.
+func (h *holderProc) sweep() bool {
+	if h.life < 0 {
+		return false
+	}
+	b := []byte{1}
+	for {
+		n, err := unix.Write(h.life, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n != 1 {
+			return false
+		}
+		break
+	}
+	if !pollEnds(h.life, holderGrace) {
+		return false
+	}
+	for {
+		n, err := unix.Read(h.life, b)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n == 1
 	}
 }
 
@@ -165,13 +199,13 @@ func (h *holderProc) release() {
 // ends, however. (No parent-death signal: the thread it would come from
 // is then in the command's domain, which may not signal the holder.)
 func (in *sbInit) startHolder() (*holderProc, error) {
-	h := &holderProc{pidfd: -1}
-	r, w, err := os.Pipe()
+	h := &holderProc{pidfd: -1, life: -1}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return h, fmt.Errorf("the holder's lifeline: %w", err)
 	}
-	defer r.Close()
-	h.life = w
+	defer unix.Close(pair[1])
+	h.life = pair[0]
 	// The holder runs no Go: every signal stays blocked in it.
 	var all, old unix.Sigset_t
 	for i := range all.Val {
@@ -183,7 +217,7 @@ func (in *sbInit) startHolder() (*holderProc, error) {
 	}
 	defer func() { _ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil) }()
 	if !canCloneHolder {
-		pid, errno := forkHolder(int(r.Fd()))
+		pid, errno := forkHolder(pair[1])
 		if errno != 0 {
 			h.end()
 			return h, errno
@@ -198,7 +232,7 @@ func (in *sbInit) startHolder() (*holderProc, error) {
 		return h, fmt.Errorf("the holder's stack: %w", err)
 	}
 	top := (uintptr(unsafe.Pointer(&h.stack[len(h.stack)-1])) + 1) &^ 15
-	pid, errno := cloneHolder(top, int32(r.Fd()))
+	pid, errno := cloneHolder(top, int32(pair[1]))
 	if errno != 0 {
 		h.end()
 		h.release()
@@ -223,12 +257,14 @@ func pidfdOr(pid int) int {
 var holderName = [...]byte{'h', 'i', 't', 'l', '-', 'p', 'i', 'd', 'n', 's', 0}
 
 // forkHolder forks this process: the child, the first process of the PID
-// namespace this thread's children start in, does nothing but read its
-// lifeline (so the command is an ordinary process, its signals and
-// SIGPIPE as anywhere, not a namespace's init). The child runs only this
-// function after the fork, raw system calls on its own copy of the stack,
-// with every signal blocked (the caller's mask): no Go runtime, no
-// allocation.
+// namespace this thread's children start in, does what cloneHolder's does
+// (so the command is an ordinary process, its signals and SIGPIPE as
+// anywhere, not a namespace's init): it waits for its lifeline and reaps
+// orphans; a byte on the lifeline has it kill the rest of the namespace,
+// wait until none is left and write the byte back; the lifeline's end
+// ends it. The child runs only this function after the fork, raw system
+// calls on its own copy of the stack, with every signal blocked (the
+// caller's mask): no Go runtime, no allocation.
 //
 //go:nosplit
 //go:norace
@@ -247,36 +283,55 @@ func forkHolder(lifeline int) (pid int, errno syscall.Errno) {
 	// Named for what it is (ps, and the probe that looks for the init).
 	syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&holderName[0])), 0, 0, 0, 0)
 	// Every orphan of the command is handed to it: each that ends is
-	// waited for (its SIGCHLD, blocked, read from a signalfd), as
-	// cloneHolder does.
+	// waited for (its SIGCHLD, blocked, read from a signalfd).
 	mask := uint64(1) << (syscall.SIGCHLD - 1)
 	sfd, _, e := syscall.RawSyscall6(unix.SYS_SIGNALFD4, ^uintptr(0), uintptr(unsafe.Pointer(&mask)), 8, unix.SFD_NONBLOCK, 0, 0)
-	for e == 0 {
-		fds := [2]unix.PollFd{{Fd: int32(lifeline), Events: unix.POLLIN}, {Fd: int32(sfd), Events: unix.POLLIN}}
-		n, _, pe := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 2, 0, 0, 0, 0)
-		switch {
-		case pe == syscall.EINTR:
+	var b [1]byte
+	for {
+		if e == 0 {
+			fds := [2]unix.PollFd{{Fd: int32(lifeline), Events: unix.POLLIN}, {Fd: int32(sfd), Events: unix.POLLIN}}
+			n, _, pe := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 2, 0, 0, 0, 0)
+			switch {
+			case pe == syscall.EINTR:
+				continue
+			case pe != 0 || n == 0:
+				e = pe // the lifeline alone from now on
+			case fds[0].Revents == 0:
+				var info [128]byte
+				syscall.RawSyscall(syscall.SYS_READ, sfd, uintptr(unsafe.Pointer(&info[0])), uintptr(len(info)))
+				for {
+					pid, _, _ := syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), 0, syscall.WNOHANG|unix.WALL, 0, 0, 0)
+					if int(pid) <= 0 {
+						break
+					}
+				}
+				continue
+			}
+		}
+		n, _, re := syscall.RawSyscall(syscall.SYS_READ, uintptr(lifeline), uintptr(unsafe.Pointer(&b[0])), 1)
+		if re == syscall.EINTR {
 			continue
-		case pe != 0 || n == 0:
-			e = pe
-			continue
-		case fds[0].Revents != 0:
+		}
+		if re != 0 || n != 1 {
 			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
 		}
-		var info [128]byte
-		syscall.RawSyscall(syscall.SYS_READ, sfd, uintptr(unsafe.Pointer(&info[0])), uintptr(len(info)))
+		// kill -1: every process of the namespace but the holder.
+		syscall.RawSyscall(syscall.SYS_KILL, ^uintptr(0), uintptr(syscall.SIGKILL), 0)
 		for {
-			pid, _, _ := syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), 0, syscall.WNOHANG|unix.WALL, 0, 0, 0)
-			if int(pid) <= 0 {
+			pid, _, we := syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), 0, unix.WALL, 0, 0, 0)
+			if int(pid) <= 0 && we != syscall.EINTR {
 				break
 			}
 		}
-	}
-	var b [1]byte
-	for {
-		_, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(lifeline), uintptr(unsafe.Pointer(&b[0])), 1)
-		if e != syscall.EINTR {
-			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+		for {
+			n, _, we := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(lifeline), uintptr(unsafe.Pointer(&b[0])), 1)
+			if we == syscall.EINTR {
+				continue
+			}
+			if we != 0 || n != 1 {
+				syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+			}
+			break
 		}
 	}
 }

@@ -8,12 +8,16 @@
 // (or the errno). The child shares the init's memory, so it runs no Go at
 // all, only the system calls below, with every signal blocked (the
 // caller's mask): it keeps only the lifeline open, takes the name
-// hitl-pidns, and waits in ppoll for the lifeline (a pipe only the init
-// writes: it ends when the init closes it or ends), then exits; and for a
-// signalfd of SIGCHLD, as the first process of its PID namespace that
-// every orphan of the command is handed to: each that ends is waited for
-// (wait4 WNOHANG), never left a zombie holding a pid. Where the signalfd
-// cannot be made, it reads the lifeline, as a holder that reaps nothing.
+// hitl-pidns, and waits in ppoll for the lifeline (a socket whose other
+// end only the init holds: it ends when the init closes it or ends) and
+// for a signalfd of SIGCHLD, as the first process of its PID namespace
+// that every orphan of the command is handed to: each that ends is waited
+// for (wait4 WNOHANG), never left a zombie holding a pid. A byte on the
+// lifeline is the init's word that the command ended: it kills every
+// other process of the namespace (kill -1), waits until none is left
+// (ECHILD), and writes the byte back. The lifeline's end is its own.
+// Where the signalfd cannot be made, it reads the lifeline alone, as a
+// holder that reaps only when asked to.
 TEXT ·cloneHolder(SB), NOSPLIT|NOFRAME, $0-32
 	MOVQ	stack+0(FP), SI
 	MOVL	lifeline+8(FP), R12
@@ -37,6 +41,7 @@ ok:
 	RET
 
 child:
+	XORL	R14, R14	// 0 until the signalfd is made
 	// close_range(0, lifeline-1, 0): its copy of the init's descriptors
 	// (the socket to hitl, other commands' pipes) goes.
 	MOVL	$436, AX
@@ -70,6 +75,7 @@ child:
 	CMPQ	AX, $0
 	JLT	read
 	MOVL	AX, R13
+	MOVL	$1, R14
 wait:
 	// ppoll({lifeline, POLLIN}, {signalfd, POLLIN}, no timeout)
 	MOVL	R12, -48(SP)
@@ -87,9 +93,9 @@ wait:
 	JEQ	wait
 	CMPQ	AX, $0
 	JLT	read	// cannot wait so: only for the lifeline
-	MOVWLZX	-42(SP), AX	// the lifeline's revents: ended (or written)
+	MOVWLZX	-42(SP), AX	// the lifeline's revents: a word, or its end
 	TESTL	AX, AX
-	JNE	exit
+	JNE	read
 	// read(signalfd, its stack, 128): the pending SIGCHLD taken
 	XORL	AX, AX
 	MOVL	R13, DI
@@ -108,7 +114,8 @@ reap:
 	JGT	reap
 	JMP	wait
 read:
-	// read(lifeline, a byte of its own stack, 1)
+	// read(lifeline, a byte of its own stack, 1): a byte is the init's
+	// word to sweep; the end (or an error) is the end of the holder.
 	XORL	AX, AX
 	MOVL	R12, DI
 	LEAQ	-8(SP), SI
@@ -116,9 +123,43 @@ read:
 	SYSCALL
 	CMPQ	AX, $-4	// EINTR: read again
 	JEQ	read
+	CMPQ	AX, $1
+	JNE	exit
+	// kill(-1, SIGKILL): every process of the namespace but the holder
+	MOVL	$62, AX
+	MOVQ	$-1, DI
+	MOVL	$9, SI
+	SYSCALL
+drain:
+	// wait4(-1, NULL, __WALL, NULL) until none is left (ECHILD): the
+	// killed are waited for, and whoever they leave is handed here.
+	MOVL	$61, AX
+	MOVQ	$-1, DI
+	XORL	SI, SI
+	MOVL	$0x40000000, DX
+	XORL	R10, R10
+	SYSCALL
+	CMPQ	AX, $0
+	JGT	drain
+	CMPQ	AX, $-4
+	JEQ	drain
+ack:
+	// write(lifeline, the byte, 1): the namespace holds only the holder
+	MOVL	$1, AX
+	MOVL	R12, DI
+	LEAQ	-8(SP), SI
+	MOVL	$1, DX
+	SYSCALL
+	CMPQ	AX, $-4
+	JEQ	ack
+	CMPQ	AX, $1
+	JNE	exit
+	TESTL	R14, R14
+	JEQ	read
+	JMP	wait
 exit:
 	// exit_group(0)
 	MOVL	$231, AX
 	XORL	DI, DI
 	SYSCALL
-	JMP	read
+	JMP	exit

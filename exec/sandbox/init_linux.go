@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -65,7 +66,7 @@ func initMain(fdArg, cfgJSON string) int {
 	// (a PID namespace, the holder, the domain) says so to the command
 	// it was for, and hitl falls back to a sandbox per command.
 	in.done = make(chan struct{})
-	go in.work()
+	go in.serve()
 	if err := in.send(reply{Ready: true}, nil); err != nil {
 		return 126
 	}
@@ -89,6 +90,16 @@ type sbInit struct {
 	// done is closed when hitl closes the socket (or it fails): the init
 	// then exits, and every command's namespace ends with it.
 	done chan struct{}
+	// idle are the prepared workers waiting for a job, the last ready
+	// last; sparing: a spare on its way, not yet claimed (poolMu).
+	poolMu  sync.Mutex
+	idle    []*worker
+	sparing *worker
+	// reuse: a worker starts command after command in its namespace,
+	// its holder killing all each left (the holder may signal whatever
+	// a command may become). Else each worker starts one command and
+	// ends with its namespace.
+	reuse bool
 }
 
 func newInit(cfgJSON string) (*sbInit, error) {
@@ -115,9 +126,16 @@ func newInit(cfgJSON string) (*sbInit, error) {
 	if in.filter, err = commandFilter(p.unixSockets, v.Network, p.namespaces); err != nil {
 		return nil, fmt.Errorf("cannot build the seccomp filter: %w", err)
 	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := installFilter(in.filter, unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
+		return nil, fmt.Errorf("cannot install the seccomp filter: %w", err)
+	}
 	if p.writeAll {
 		in.keep = seenCaps
 	}
+	in.reuse = os.Geteuid() != 0 || !slices.Contains(in.keep, unix.CAP_SETUID) || permitted(unix.CAP_KILL)
 	return in, nil
 }
 
@@ -129,8 +147,7 @@ func (in *sbInit) send(r reply, fds []int) error {
 
 // next reads the next request until one is a command to start, and
 // counts it in; false when hitl closed the socket (or it failed), with
-// done closed. One worker at a time reads: the one kept ready, which then
-// starts the command itself, so a command waits for no other thread.
+// done closed.
 func (in *sbInit) next() (job, bool) {
 	for {
 		var req request
@@ -163,79 +180,182 @@ type job struct {
 	files []*os.File
 }
 
-// work is a worker: a thread confined for one command alone (prepare),
-// with the first process of its PID namespace already there. Kept ready,
-// it reads the next request (next), has the next worker get ready, then
-// starts the command, says so with its pidfd, waits for it (through Go's
-// poller: the thread sleeps, holding no system call), ends its PID
-// namespace (all it left) and says how it ended. The thread is never given
-// back: a goroutine that ends locked ends its thread. Nothing in the
-// command's namespace can name it.
-func (in *sbInit) work() {
+// maxIdle is how many prepared workers a sandbox keeps waiting once more
+// than that ran at once: each holds a thread and a holder.
+const maxIdle = 4
+
+// worker is a thread confined once (prepare) for the commands it starts,
+// one at a time, in a PID namespace of its own whose first process, the
+// holder, is already there; jobs hands it the next.
+type worker struct {
+	jobs  chan job
+	spare bool // started ahead of a job
+}
+
+// serve reads the requests (next) and hands each to a worker: the one
+// that last ended a command, or a new one. A spare is kept ready, so a
+// command that comes while all others run waits for no preparation.
+// When hitl closes the socket it closes done, and the init exits.
+func (in *sbInit) serve() {
+	in.spare()
+	for {
+		j, ok := in.next()
+		if !ok {
+			return
+		}
+		in.poolMu.Lock()
+		var w *worker
+		if n := len(in.idle); n > 0 {
+			w, in.idle = in.idle[n-1], in.idle[:n-1]
+		} else if in.sparing != nil {
+			w, in.sparing = in.sparing, nil // its once prepared
+		}
+		in.poolMu.Unlock()
+		if w == nil {
+			w = &worker{jobs: make(chan job, 1)}
+			go in.work(w)
+		}
+		w.jobs <- j
+		in.spare()
+	}
+}
+
+// spare starts a worker, which waits for a job once prepared, unless one
+// waits already.
+func (in *sbInit) spare() {
+	in.poolMu.Lock()
+	defer in.poolMu.Unlock()
+	if len(in.idle) == 0 && in.sparing == nil {
+		in.sparing = &worker{jobs: make(chan job, 1), spare: true}
+		go in.work(in.sparing)
+	}
+}
+
+// work is the worker w's goroutine, locked to its thread: it prepares the
+// thread, waits for a job, starts the command itself, says so with its
+// pidfd, waits for it (through Go's poller: the thread sleeps, holding no
+// system call), has the holder kill and wait for all the command left
+// (sweep), and is ready for the next before it says how the command
+// ended. The thread is never given back: a goroutine that ends locked ends
+// its thread. Nothing in a command's namespace can name it.
+func (in *sbInit) work(w *worker) {
 	runtime.LockOSThread()
 	holder, perr := in.prepare()
-	j, ok := in.next()
-	if !ok {
-		holder.end()
-		holder.reap(nil)
-		return
+	if w.spare {
+		in.poolMu.Lock()
+		unclaimed := in.sparing == w
+		if unclaimed {
+			in.sparing = nil
+			if perr == nil {
+				in.idle = append(in.idle, w)
+			}
+		}
+		in.poolMu.Unlock()
+		if unclaimed && perr != nil {
+			// No job is its: the command that comes gets a
+			// worker of its own, which says why it cannot be.
+			holder.end()
+			holder.reap(nil)
+			return
+		}
 	}
-	// The last word on the command counts it out first: hitl may start
-	// the next as soon as it hears it.
-	finish := func(r reply) {
-		r.Spoiled = in.ended()
-		_ = in.send(r, nil)
+	for j := range w.jobs {
+		if perr != nil {
+			// A worker that cannot be: says so to the command it
+			// was for (hitl falls back to a sandbox per command),
+			// and ends.
+			closeAll(j.files)
+			in.finish(reply{ID: j.req.ID, Error: perr.Error(), Unprepared: true})
+			holder.end()
+			holder.reap(nil)
+			return
+		}
+		if !in.run(holder, j, w) {
+			return
+		}
 	}
+}
+
+// finish is the last word on a command. It counts the command out first:
+// hitl may start the next as soon as it hears it.
+func (in *sbInit) finish(r reply) {
+	r.Spoiled = in.ended()
+	_ = in.send(r, nil)
+}
+
+// run starts the command of j from this worker's thread, waits for it and
+// for all it left, and says how it ended: true when the worker may start
+// the next (its namespace holds only its holder again); false when the
+// holder, and with it the worker, has ended.
+func (in *sbInit) run(holder *holderProc, j job, w *worker) (again bool) {
 	req := j.req
 	stuck := func(pidfd int) { _ = in.send(reply{ID: req.ID, HolderStuck: true}, []int{pidfd}) }
-	var pid int
-	err := perr
-	if err == nil {
-		pid, err = in.start(req, j.files)
-		if err != nil {
-			holder.end()
-			holder.reap(stuck)
-		}
-	}
+	pid, err := in.start(req, j.files)
 	closeAll(j.files)
 	if err != nil {
-		go in.work()
-		r := reply{ID: req.ID, Error: err.Error(), Unprepared: perr != nil}
+		// Nothing started: the child that could not execute was
+		// waited for, and the namespace holds the holder alone.
+		r := reply{ID: req.ID, Error: err.Error()}
 		var errno syscall.Errno
-		if perr == nil && errors.As(err, &errno) {
+		if errors.As(err, &errno) {
 			r.Errno = int(errno)
 		}
-		finish(r)
-		return
+		if !in.ready(w) {
+			holder.end()
+			holder.reap(nil)
+			in.finish(r)
+			return false
+		}
+		in.finish(r)
+		return true
 	}
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		go in.work()
 		// Killed with its namespace; waited for before the holder, whose
 		// end waits for every process of the namespace to be.
 		holder.end()
 		waitPid(pid)
 		holder.reap(stuck)
-		finish(reply{ID: req.ID, Error: fmt.Sprintf("pidfd: %v", err)})
-		return
+		in.finish(reply{ID: req.ID, Error: fmt.Sprintf("pidfd: %v", err)})
+		return false
 	}
 	_ = in.send(reply{ID: req.ID, Started: true}, []int{pidfd})
-	// The next worker gets ready (and reads) while this one's command
-	// runs, once hitl, which waits for that word, has it.
-	go in.work()
 	// The command's end is its pidfd's, whoever may wait for it: a
 	// process that traces it (its own child) gets its exit first, and
-	// wait4 would wait for that tracer. Its namespace is ended first (the
-	// tracer with it), then it is waited for. This thread, the command's
-	// parent, lives until then: a command's parent-death signal
-	// (PR_SET_PDEATHSIG, bwrap's --die-with-parent) follows its parent
-	// thread, not the process.
+	// wait4 would wait for that tracer. All the command left in its
+	// namespace is killed first (the tracer with it), then it is waited
+	// for. This thread, the command's parent, lives until then: a
+	// command's parent-death signal (PR_SET_PDEATHSIG, bwrap's
+	// --die-with-parent) follows its parent thread, not the process.
 	endsWithin(pidfd, -1)
 	unix.Close(pidfd)
-	holder.end()
+	swept := in.reuse && holder.sweep()
+	if !swept {
+		holder.end()
+	}
 	ws := waitPid(pid)
-	holder.reap(stuck)
-	finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
+	if !swept {
+		holder.reap(stuck)
+	} else if !in.ready(w) {
+		swept = false
+		holder.end()
+		holder.reap(nil)
+	}
+	in.finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
+	return swept
+}
+
+// ready puts w back with the workers waiting for a job, before its
+// command's end is told (hitl's next request finds it there); false when
+// enough wait already.
+func (in *sbInit) ready(w *worker) bool {
+	in.poolMu.Lock()
+	defer in.poolMu.Unlock()
+	if len(in.idle) >= maxIdle {
+		return false
+	}
+	in.idle = append(in.idle, w)
+	return true
 }
 
 // ended counts a command out, and says, for the last to end inside
@@ -262,6 +382,16 @@ func emptyDir(dir string) bool {
 	return len(names) == 0 && err == io.EOF
 }
 
+// permitted says whether this thread's permitted set holds c.
+func permitted(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[c/32].Permitted&(1<<(c%32)) != 0
+}
+
 func waitPid(pid int) syscall.WaitStatus {
 	var ws syscall.WaitStatus
 	for {
@@ -282,7 +412,7 @@ func waitPid(pid int) syscall.WaitStatus {
 // so that the command can neither trace nor signal its holder. What the
 // thread holds, the command inherits.
 func (in *sbInit) prepare() (holder *holderProc, err error) {
-	holder = &holderProc{pidfd: -1}
+	holder = &holderProc{pidfd: -1, life: -1}
 	if in.v.FailPrepare {
 		return holder, errors.New("failing on purpose (a test)")
 	}
@@ -293,17 +423,22 @@ func (in *sbInit) prepare() (holder *holderProc, err error) {
 	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
 		return holder, fmt.Errorf("a PID namespace: %w", err)
 	}
-	if err := threadCaps(in.keep); err != nil {
+	// The holder alone keeps CAP_KILL, where the thread has it: it kills
+	// what a command that changed its user left.
+	dropKill, err := threadCaps(in.keep, unix.CAP_KILL)
+	if err != nil {
 		return holder, err
-	}
-	if err := installFilter(in.filter, 0); err != nil {
-		return holder, fmt.Errorf("the seccomp filter: %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(in.scope, 0); err != nil {
 		return holder, fmt.Errorf("the Landlock domain: %w", err)
 	}
 	if holder, err = in.startHolder(); err != nil {
 		return holder, fmt.Errorf("the PID namespace's first process: %w", err)
+	}
+	if err := dropKill(); err != nil {
+		holder.end()
+		holder.reap(nil)
+		return holder, err
 	}
 	if err := ll.LandlockRestrictSelf(in.scope, 0); err != nil {
 		holder.end()
@@ -325,21 +460,25 @@ func (in *sbInit) start(req request, files []*os.File) (pid int, err error) {
 
 // threadCaps leaves this thread the capabilities a command keeps: keep as
 // root (none otherwise), in the bounding, inheritable and ambient sets, so
-// what it executes has no more. It must run on the thread that executes.
-func threadCaps(keep []int) error {
+// what it executes has no more; and extra, where the thread has it, in its
+// effective and permitted sets alone, until drop (what the thread starts
+// before that keeps it; nothing it executes gains it). It must run on the
+// thread that executes.
+func threadCaps(keep []int, extra ...int) (drop func() error, err error) {
+	drop = func() error { return nil }
 	if os.Geteuid() != 0 {
 		keep = nil
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %w", err)
+		return drop, fmt.Errorf("capget: %w", err)
 	}
 	has := func(set [2]uint32, c int) bool { return set[c/32]&(1<<(c%32)) != 0 }
 	eff := [2]uint32{data[0].Effective, data[1].Effective}
 	perm := [2]uint32{data[0].Permitted, data[1].Permitted}
 	if eff == [2]uint32{} && perm == [2]uint32{} {
-		return nil // nothing to give away
+		return drop, nil // nothing to give away
 	}
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	kept := map[int]bool{}
@@ -350,7 +489,7 @@ func threadCaps(keep []int) error {
 		for c := 0; c <= lastCap(); c++ {
 			if !kept[c] {
 				if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
-					return fmt.Errorf("dropping capability %d: %w", c, err)
+					return drop, fmt.Errorf("dropping capability %d: %w", c, err)
 				}
 			}
 		}
@@ -362,20 +501,35 @@ func threadCaps(keep []int) error {
 			set(&want, c)
 		}
 	}
-	for i := range data {
-		data[i].Effective = want[i]
-		data[i].Permitted = want[i]
-		data[i].Inheritable = want[i]
+	capset := func(held [2]uint32) error {
+		for i := range data {
+			data[i].Effective = held[i]
+			data[i].Permitted = held[i]
+			data[i].Inheritable = want[i]
+		}
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			return fmt.Errorf("capset: %w", err)
+		}
+		return nil
 	}
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capset: %w", err)
+	held := want
+	for _, c := range extra {
+		if has(perm, c) {
+			set(&held, c)
+		}
+	}
+	if err := capset(held); err != nil {
+		return drop, err
 	}
 	for _, c := range keep {
 		if has(want, c) {
 			if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_RAISE, uintptr(c), 0, 0); err != nil {
-				return fmt.Errorf("ambient capability %d: %w", c, err)
+				return drop, fmt.Errorf("ambient capability %d: %w", c, err)
 			}
 		}
 	}
-	return nil
+	if held == want {
+		return drop, nil
+	}
+	return func() error { return capset(want) }, nil
 }

@@ -57,7 +57,10 @@ func helperMain(cfgJSON, prog string, argv []string) int {
 	// (bwrap leaves root's whole, and gave CAP_SETPCAP to empty it).
 	drop := dropBounding
 	if v.InBwrap {
-		drop = threadCaps
+		drop = func(keep []int) error {
+			_, err := threadCaps(keep)
+			return err
+		}
 	}
 	if err := drop(keep); err != nil {
 		fmt.Fprintf(os.Stderr, "hitl sandbox: %v\n", err)

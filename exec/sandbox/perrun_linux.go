@@ -105,6 +105,9 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 		v.InBwrap, v.PidNS = true, true
 		caps := []int{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 		if os.Geteuid() == 0 && v.policy().writeAll {
+			// CAP_KILL for the holders alone: what a command that
+			// changed its user left is theirs to kill.
+			caps = append(caps, unix.CAP_KILL)
 			caps = append(caps, seenCaps...)
 		}
 		data, _ := json.Marshal(v)

@@ -871,3 +871,68 @@ func TestOrphansOfARunningCommandAreWaitedFor(t *testing.T) {
 		}
 	})
 }
+
+// pidNSOf runs a command that says which PID namespace it ran in, first
+// running script (which may leave processes behind).
+func pidNSOf(t *testing.T, sb *Sandbox, class Class, dir, script string) string {
+	t.Helper()
+	out, err := runIn(t, sb, class, dir, script+"\nreadlink /proc/self/ns/pid")
+	if err != nil {
+		t.Fatalf("the command: %v %s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return lines[len(lines)-1]
+}
+
+// Commands one after another start from one prepared worker, in its PID
+// namespace, which holds nothing of the command before: all a command
+// left there, setsid or stopped, is killed and waited for before its end
+// is told.
+func TestCommandsOneAfterAnotherReuseAWorker(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		marker := "hitl-reused-" + strconv.Itoa(os.Getpid())
+		first := pidNSOf(t, sb, ClassAuto, dir, `true`)
+		leave := `setsid sh -c 'sleep 60; : ` + marker + `' & sh -c 'kill -STOP $$; : ` + marker + `' &`
+		for i := range 3 {
+			ns := pidNSOf(t, sb, ClassAuto, dir, leave)
+			if left := procsNamed(marker); len(left) > 0 {
+				t.Fatalf("command %d left processes that outlive its end: %v", i, left)
+			}
+			if ns != first {
+				t.Errorf("command %d ran in %s, not in the worker's namespace %s", i, ns, first)
+			}
+		}
+	})
+}
+
+// As root a command a person saw keeps CAP_SETUID: what it leaves under
+// another user is killed all the same, by its holder (which alone keeps
+// CAP_KILL), and the worker starts the next command.
+func TestLeftoversUnderAnotherUserEndWithTheirCommand(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a command that may change its user")
+	}
+	setpriv, err := osexec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv here")
+	}
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		marker := "hitl-otheruser-" + strconv.Itoa(os.Getpid())
+		first := pidNSOf(t, sb, ClassApproved, dir, `true`)
+		ns := pidNSOf(t, sb, ClassApproved, dir, setpriv+` --reuid 65534 --regid 65534 --clear-groups sh -c 'sleep 60; : `+marker+`' & sleep 0.2`)
+		if left := procsNamed(marker); len(left) > 0 {
+			t.Fatalf("processes under another user outlive their command: %v", left)
+		}
+		if ns != first {
+			t.Fatalf("the command ran in %s, not in the worker's namespace %s", ns, first)
+		}
+		if next := pidNSOf(t, sb, ClassApproved, dir, `true`); next != first {
+			t.Errorf("after the leftovers under another user, the next command ran in %s, not in the worker's namespace %s: the holder could not kill them", next, first)
+		}
+	})
+}
