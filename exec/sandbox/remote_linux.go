@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"maps"
@@ -202,6 +203,8 @@ type remoteProc struct {
 
 	closeAfterWait []io.Closer
 	copiers        sync.WaitGroup
+	copying        bool        // a copier runs
+	unwatch        func() bool // stops watching the command's context
 
 	// sigMu keeps a signal from using pidfd as it is closed.
 	sigMu sync.Mutex
@@ -243,8 +246,8 @@ func (c *Cmd) startRemote(ri *runInit, path string, argv []string) error {
 	if files[1], err = c.outFile(c.spec.Stdout, rp, &childEnds, &copies); err != nil {
 		return fail(err)
 	}
-	if c.spec.Stderr != nil && c.spec.Stderr == c.spec.Stdout {
-		files[2] = files[1]
+	if c.spec.Stderr == c.spec.Stdout {
+		files[2] = files[1] // one pipe, or one /dev/null
 	} else if files[2], err = c.outFile(c.spec.Stderr, rp, &childEnds, &copies); err != nil {
 		return fail(err)
 	}
@@ -273,8 +276,11 @@ func (c *Cmd) startRemote(ri *runInit, path string, argv []string) error {
 			f()
 		}()
 	}
+	rp.copying = len(copies) > 0
+	// No goroutine waits for a context that may never end: AfterFunc
+	// starts one when it does.
+	rp.unwatch = context.AfterFunc(c.ctx, c.watchContext)
 	go rp.waitExit()
-	go c.watchContext()
 	return nil
 }
 
@@ -335,6 +341,7 @@ func (c *Cmd) outFile(w io.Writer, rp *remoteProc, childEnds *[]*os.File, copies
 // waitExit waits for the init's word that the command ended.
 func (rp *remoteProc) waitExit() {
 	defer rp.ri.done()
+	defer rp.unwatch()
 	defer close(rp.done)
 	for {
 		select {
@@ -399,10 +406,14 @@ const killBound = 5 * time.Second
 func (rp *remoteProc) wait(grace time.Duration) error {
 	<-rp.done
 	copied := make(chan struct{})
-	go func() {
-		rp.copiers.Wait()
+	if rp.copying {
+		go func() {
+			rp.copiers.Wait()
+			close(copied)
+		}()
+	} else {
 		close(copied)
-	}()
+	}
 	select {
 	case <-copied:
 	case <-time.After(grace):
@@ -435,8 +446,8 @@ func (rp *remoteProc) term() {
 	_ = syscall.Kill(-rp.pid, syscall.SIGCONT)
 }
 
-// kill ends the command and, with it, its PID namespace: everything it
-// started.
+// kill ends the command and, with its end, everything it started: its
+// holder kills all it left in its PID namespace.
 func (rp *remoteProc) kill() {
 	rp.signal(unix.SIGKILL)
 }
