@@ -159,7 +159,8 @@ func (c *Cmd) Start() error {
 func (c *Cmd) Wait() error {
 	var err error
 	if c.rm != nil {
-		// Its PID namespace ended with it: nothing is left to stop.
+		// All it left in its PID namespace was killed with its end:
+		// nothing is left to stop.
 		err = c.rm.wait(c.grace)
 	} else {
 		err = c.cmd.Wait()

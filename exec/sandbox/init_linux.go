@@ -19,12 +19,13 @@ import (
 
 // initArg is argv[1] of the per-run sandbox's init (DESIGN §15): a re-exec
 // of hitl, inside bwrap or in a PID namespace of its own, confined by its
-// view's Landlock domain, that starts each command hitl sends it over a
-// socketpair. Each command is started from a thread of its own, locked and
-// never given back, that first confines itself alone (capabilities, the
-// seccomp filter, a Landlock domain of its own that scopes signals, a PID
-// namespace for its children): the command inherits that thread's
-// confinement; the init keeps none of it.
+// view's Landlock domain and the commands' seccomp filter, that starts each
+// command hitl sends it over a socketpair. Commands are started by workers:
+// threads of their own, locked and never given back, each confined once
+// alone (capabilities, a Landlock domain of its own that scopes signals, a
+// PID namespace for its children whose first process kills all a command
+// left when it ends), that start command after command: each command
+// inherits its thread's confinement; the init keeps none of it.
 const initArg = "__hitl_sandbox_init__"
 
 // minInitABI is the Landlock ABI the per-run sandbox needs: scoped signals
@@ -403,14 +404,15 @@ func waitPid(pid int) syscall.WaitStatus {
 	return ws
 }
 
-// prepare confines this thread for a command: no_new_privs, a new PID
-// namespace for its children whose first process is a holder (startHolder:
-// when the command ends, the init ends the holder, and the kernel
-// everything the command left, setsid or not), the capabilities of the
-// class, the seccomp filter, and a Landlock domain of its own, in which
-// the holder starts; then one more domain inside that one, the command's,
-// so that the command can neither trace nor signal its holder. What the
-// thread holds, the command inherits.
+// prepare confines this thread for the commands it starts: no_new_privs, a
+// new PID namespace for its children whose first process is a holder
+// (startHolder: when a command ends, the holder kills everything it left,
+// setsid or not, and waits for it; when the holder ends, the kernel ends
+// the namespace), the capabilities of the class (CAP_KILL for the holder
+// alone), and a Landlock domain of its own, in which the holder starts;
+// then one more domain inside that one, the commands', so that no command
+// can trace or signal its holder. What the thread holds, the command
+// inherits (and the init's seccomp filter).
 func (in *sbInit) prepare() (holder *holderProc, err error) {
 	holder = &holderProc{pidfd: -1, life: -1}
 	if in.v.FailPrepare {
