@@ -936,3 +936,38 @@ func TestLeftoversUnderAnotherUserEndWithTheirCommand(t *testing.T) {
 		}
 	})
 }
+
+// A command cannot change its holder, pid 1 of its namespace, which the
+// worker's later commands share: not its limits, its CPUs, its scheduling
+// nor its priority, by pid or for all of its user. A later command finds
+// the holder as it was.
+func TestCommandCannotChangeItsHolder(t *testing.T) {
+	for _, tool := range []string{"prlimit", "taskset", "chrt", "renice", "ionice"} {
+		if _, err := osexec.LookPath(tool); err != nil {
+			t.Skipf("no %s here", tool)
+		}
+	}
+	const look = `prlimit --pid 1 --cpu --nofile --noheadings --output SOFT,HARD; taskset -p 1; chrt -p 1; ionice -p 1`
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		state := func() string {
+			out, err := runIn(t, sb, ClassAuto, dir, look+"\nreadlink /proc/self/ns/pid")
+			if err != nil {
+				t.Fatalf("looking at the holder: %v\n%s", err, out)
+			}
+			return out
+		}
+		before := state()
+		out, _ := runIn(t, sb, ClassAuto, dir, `
+for change in 'prlimit --pid 1 --cpu=1:1' 'prlimit --pid 1 --nofile=8:8' 'taskset -p 1 1' 'chrt -i -p 0 1' 'chrt -b -p 0 1' 'renice -n 19 -p 1' 'renice -n 19 -u '$(id -u) 'ionice -c 3 -p 1' 'ionice -c 3 -u '$(id -u); do
+	$change >/dev/null 2>&1 && echo "changed: $change"
+done
+echo tried`)
+		if !strings.Contains(out, "tried") || strings.Contains(out, "changed:") {
+			t.Errorf("a command changed its holder:\n%s", out)
+		}
+		if after := state(); after != before {
+			t.Errorf("the next command finds its holder changed:\nbefore: %s\nafter:  %s", before, after)
+		}
+	})
+}

@@ -56,10 +56,19 @@ func socketFilter(unixOK, netOK, namespacesOK bool) ([]unix.SockFilter, error) {
 // init, its parent: clone(CLONE_PARENT) (a child of the init, outside the
 // command's PID namespace) and ptrace(PTRACE_TRACEME) (the init's thread
 // its tracer) are refused (EPERM), and clone3, whose flags a filter cannot
-// read, says ENOSYS (libc and Go fall back to clone).
+// read, says ENOSYS (libc and Go fall back to clone); and changing pid 1,
+// the command's holder, which outlives it (its limits, CPUs, scheduling
+// and priority; setpriority and ioprio_set for a whole user), is refused
+// (EPERM).
 func commandFilter(unixOK, netOK, namespacesOK bool) ([]unix.SockFilter, error) {
 	return buildFilter(unixOK, netOK, namespacesOK, true)
 }
+
+// ioprio_set's which: a process, every process of a user.
+const (
+	ioprioWhoProcess = 1
+	ioprioWhoUser    = 3
+)
 
 func buildFilter(unixOK, netOK, namespacesOK, underInit bool) ([]unix.SockFilter, error) {
 	var arch uint32
@@ -77,6 +86,7 @@ func buildFilter(unixOK, netOK, namespacesOK, underInit bool) ([]unix.SockFilter
 		offNr    = 0
 		offArch  = 4
 		offArg0  = 16 // args[0], its low 32 bits (little endian)
+		offArg1  = 24 // args[1], its low 32 bits
 		offArg3  = 40 // args[3], its low 32 bits
 	)
 	verdict := func(ok bool) uint32 {
@@ -130,6 +140,37 @@ func buildFilter(unixOK, netOK, namespacesOK, underInit bool) ([]unix.SockFilter
 			ld(offNr),
 			ifNot(unix.SYS_CLONE3), ret(unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS)),
 		)
+		// The holder is pid 1 of the command's namespace, and outlives
+		// the command (its worker's next command has it too): no
+		// command changes its limits, CPUs or scheduling, which
+		// Landlock does not guard (EPERM). The user-wide forms would
+		// reach it as well.
+		for _, nr := range []uint32{unix.SYS_PRLIMIT64, unix.SYS_SCHED_SETAFFINITY, unix.SYS_SCHED_SETSCHEDULER, unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETATTR} {
+			prog = append(prog,
+				unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: 0, Jf: 3},
+				ld(offArg0),
+				unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: 1, Jt: 0, Jf: 1},
+				ret(retPerm),
+				ld(offNr),
+			)
+		}
+		// setpriority(which, who) and ioprio_set(which, who): pid 1, or
+		// every process of a user.
+		for _, c := range []struct{ nr, process, user uint32 }{
+			{unix.SYS_SETPRIORITY, unix.PRIO_PROCESS, unix.PRIO_USER},
+			{unix.SYS_IOPRIO_SET, ioprioWhoProcess, ioprioWhoUser},
+		} {
+			prog = append(prog,
+				unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: c.nr, Jt: 0, Jf: 6},
+				ld(offArg0),
+				unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: c.user, Jt: 3, Jf: 0},
+				unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: c.process, Jt: 0, Jf: 3},
+				ld(offArg1),
+				unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: 1, Jt: 0, Jf: 1},
+				ret(retPerm),
+				ld(offNr),
+			)
+		}
 	}
 	if !namespacesOK {
 		const mask = unix.CLONE_NEWUSER | unix.CLONE_NEWNS
