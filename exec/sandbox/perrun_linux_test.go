@@ -890,17 +890,24 @@ func pidNSOf(t *testing.T, sb *Sandbox, class Class, dir, script string) string 
 // is told.
 func TestCommandsOneAfterAnotherReuseAWorker(t *testing.T) {
 	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
-		dir := t.TempDir()
-		marker := "hitl-reused-" + strconv.Itoa(os.Getpid())
-		first := pidNSOf(t, sb, ClassAuto, dir, `true`)
-		leave := `setsid sh -c 'sleep 60; : ` + marker + `' & sh -c 'kill -STOP $$; : ` + marker + `' &`
-		for i := range 3 {
-			ns := pidNSOf(t, sb, ClassAuto, dir, leave)
-			if left := procsNamed(marker); len(left) > 0 {
-				t.Fatalf("command %d left processes that outlive its end: %v", i, left)
-			}
-			if ns != first {
-				t.Errorf("command %d ran in %s, not in the worker's namespace %s", i, ns, first)
+		for _, class := range []Class{ClassAuto, ClassApproved} {
+			dir := t.TempDir()
+			marker := "hitl-reused-" + strconv.Itoa(os.Getpid())
+			first := pidNSOf(t, sb, class, dir, `true`)
+			// Set apart, stopped, deaf to the polite signals, and (where
+			// the class may) in user and PID namespaces of their own.
+			leave := `setsid sh -c 'sleep 60; : ` + marker + `' &
+sh -c 'kill -STOP $$; : ` + marker + `' &
+setsid sh -c 'trap "" TERM HUP INT; sleep 60; : ` + marker + `' &
+unshare -Upf sh -c 'sleep 60; : ` + marker + `' 2>/dev/null &`
+			for i := range 3 {
+				ns := pidNSOf(t, sb, class, dir, leave)
+				if left := procsNamed(marker); len(left) > 0 {
+					t.Fatalf("%s command %d left processes that outlive its end: %v", class, i, left)
+				}
+				if ns != first {
+					t.Errorf("%s command %d ran in %s, not in the worker's namespace %s", class, i, ns, first)
+				}
 			}
 		}
 	})
