@@ -189,8 +189,15 @@ const maxIdle = 4
 // one at a time, in a PID namespace of its own whose first process, the
 // holder, is already there; jobs hands it the next.
 type worker struct {
-	jobs  chan job
-	spare bool // started ahead of a job
+	jobs chan job
+}
+
+// startWorker starts a worker, which prepares its thread and then waits
+// for jobs.
+func (in *sbInit) startWorker() *worker {
+	w := &worker{jobs: make(chan job, 1)}
+	go in.work(w)
+	return w
 }
 
 // serve reads the requests (next) and hands each to a worker: the one
@@ -209,12 +216,11 @@ func (in *sbInit) serve() {
 		if n := len(in.idle); n > 0 {
 			w, in.idle = in.idle[n-1], in.idle[:n-1]
 		} else if in.sparing != nil {
-			w, in.sparing = in.sparing, nil // its once prepared
+			w, in.sparing = in.sparing, nil // it takes the job once ready
 		}
 		in.poolMu.Unlock()
 		if w == nil {
-			w = &worker{jobs: make(chan job, 1)}
-			go in.work(w)
+			w = in.startWorker()
 		}
 		w.jobs <- j
 		in.spare()
@@ -227,8 +233,8 @@ func (in *sbInit) spare() {
 	in.poolMu.Lock()
 	defer in.poolMu.Unlock()
 	if len(in.idle) == 0 && in.sparing == nil {
-		in.sparing = &worker{jobs: make(chan job, 1), spare: true}
-		go in.work(in.sparing)
+		// It finds itself the spare only once poolMu is let go.
+		in.sparing = in.startWorker()
 	}
 }
 
@@ -242,23 +248,22 @@ func (in *sbInit) spare() {
 func (in *sbInit) work(w *worker) {
 	runtime.LockOSThread()
 	holder, perr := in.prepare()
-	if w.spare {
-		in.poolMu.Lock()
-		unclaimed := in.sparing == w
-		if unclaimed {
-			in.sparing = nil
-			if perr == nil {
-				in.idle = append(in.idle, w)
-			}
+	// A spare no job claimed while it got ready waits with the others.
+	in.poolMu.Lock()
+	unclaimed := in.sparing == w
+	if unclaimed {
+		in.sparing = nil
+		if perr == nil {
+			in.idle = append(in.idle, w)
 		}
-		in.poolMu.Unlock()
-		if unclaimed && perr != nil {
-			// No job is its: the command that comes gets a
-			// worker of its own, which says why it cannot be.
-			holder.end()
-			holder.reap(nil)
-			return
-		}
+	}
+	in.poolMu.Unlock()
+	if unclaimed && perr != nil {
+		// No job is its: the command that comes gets a worker of its
+		// own, which says why it cannot be.
+		holder.end()
+		holder.reap(nil)
+		return
 	}
 	for j := range w.jobs {
 		if perr != nil {
@@ -301,14 +306,9 @@ func (in *sbInit) run(holder *holderProc, j job, w *worker) (again bool) {
 		if errors.As(err, &errno) {
 			r.Errno = int(errno)
 		}
-		if !in.ready(w) {
-			holder.end()
-			holder.reap(nil)
-			in.finish(r)
-			return false
-		}
+		again := in.keepWorker(w, holder)
 		in.finish(r)
-		return true
+		return again
 	}
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -335,28 +335,30 @@ func (in *sbInit) run(holder *holderProc, j job, w *worker) (again bool) {
 		holder.end()
 	}
 	ws := waitPid(pid)
-	if !swept {
+	if swept {
+		swept = in.keepWorker(w, holder)
+	} else {
 		holder.reap(stuck)
-	} else if !in.ready(w) {
-		swept = false
-		holder.end()
-		holder.reap(nil)
 	}
 	in.finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
 	return swept
 }
 
-// ready puts w back with the workers waiting for a job, before its
-// command's end is told (hitl's next request finds it there); false when
-// enough wait already.
-func (in *sbInit) ready(w *worker) bool {
+// keepWorker puts w back with the workers waiting for a job, before its
+// command's end is told (hitl's next request finds it there); with enough
+// waiting already, it ends w's holder instead. Whether w starts another.
+func (in *sbInit) keepWorker(w *worker, holder *holderProc) bool {
 	in.poolMu.Lock()
-	defer in.poolMu.Unlock()
-	if len(in.idle) >= maxIdle {
-		return false
+	kept := len(in.idle) < maxIdle
+	if kept {
+		in.idle = append(in.idle, w)
 	}
-	in.idle = append(in.idle, w)
-	return true
+	in.poolMu.Unlock()
+	if !kept {
+		holder.end()
+		holder.reap(nil)
+	}
+	return kept
 }
 
 // ended counts a command out, and says, for the last to end inside
