@@ -78,6 +78,19 @@ func ValidLine(raw []byte) error {
 	return nil
 }
 
+// PromptIDOf reads a "prompt_id" given: a string naming a question. An
+// empty one names none, and is refused rather than read as no id at all.
+func PromptIDOf(v json.RawMessage) (string, error) {
+	var id string
+	if json.Unmarshal(v, &id) != nil {
+		return "", errors.New(`"prompt_id" must be a string such as "p1"`)
+	}
+	if id == "" {
+		return "", errors.New(`"prompt_id" is empty: name the question, such as "p1", or leave the key out`)
+	}
+	return id, nil
+}
+
 func isFullForm(obj map[string]json.RawMessage) bool {
 	for k := range obj {
 		if !fullFormKeys[k] {
@@ -90,9 +103,11 @@ func isFullForm(obj map[string]json.RawMessage) bool {
 func fullForm(obj map[string]json.RawMessage) (Line, bool, error) {
 	var l Line
 	if v, ok := obj["prompt_id"]; ok {
-		if json.Unmarshal(v, &l.PromptID) != nil {
-			return l, false, errors.New(`"prompt_id" must be a string such as "p1"`)
+		id, err := PromptIDOf(v)
+		if err != nil {
+			return l, false, err
 		}
+		l.PromptID = id
 	}
 	action := ""
 	if v, ok := obj["action"]; ok {

@@ -35,6 +35,7 @@ func TestParseLine(t *testing.T) {
 		{in: `yes`, err: "not JSON"},
 		{in: `{"action":"maybe"}`, err: `unknown action "maybe"`},
 		{in: `{"prompt_id":3}`, err: `"prompt_id" must be a string`},
+		{in: `{"prompt_id":"","content":"yes"}`, err: `"prompt_id" is empty`},
 		{in: `{"prompt_id":"p1"}`, err: `no "action", "content" or "text"`},
 		{in: `{"text":3}`, err: `"text" must be a string`},
 		{in: "\"\xff\"", err: "not valid UTF-8"},

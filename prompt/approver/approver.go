@@ -155,8 +155,11 @@ func parseReply(reply []byte, q prompt.Question, nonce string, required bool) (p
 			// A pass answers nothing, but what it names is checked all
 			// the same: a pass for another question is a failure said.
 			var id string
-			if v, ok := obj["prompt_id"]; ok && json.Unmarshal(v, &id) != nil {
-				return prompt.Answer{}, "", errors.New(`"prompt_id" must be a string such as "p1"`)
+			if v, ok := obj["prompt_id"]; ok {
+				var err error
+				if id, err = prompt.PromptIDOf(v); err != nil {
+					return prompt.Answer{}, "", err
+				}
 			}
 			if err := prompt.Bound(q, id, carried, sentNonce(nonce, required, carried)); err != nil {
 				return prompt.Answer{}, "", err

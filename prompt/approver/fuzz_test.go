@@ -27,6 +27,7 @@ func FuzzApproverReply(f *testing.F) {
 		`{"action":"pass","nonce":"n1"}`,
 		`{"prompt_id":"p9","content":"once","nonce":"n1"}`,
 		`{"prompt_id":"p3","content":"once","nonce":"n1"}`,
+		`{"prompt_id":"","content":"once","nonce":"n1"}`,
 		`{"content":0,"nonce":"n1"}`,
 		`{"content":"ONCE","nonce":"n1"}`,
 		`{"text":"not today","nonce":"n1"}`,
