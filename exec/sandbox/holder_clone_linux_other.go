@@ -6,6 +6,9 @@ package sandbox
 // of the init (forkHolder).
 const canCloneHolder = false
 
-func cloneHolder(uintptr, int32) (int64, int64) {
+// holderSpawns: the worker's thread starts the commands here.
+const holderSpawns = false
+
+func cloneHolder(uintptr, int32, uintptr) (int64, int64) {
 	panic("sandbox: no cloneHolder on this architecture")
 }

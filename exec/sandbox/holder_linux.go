@@ -38,6 +38,11 @@ type holderProc struct {
 	pidfd int // -1 for none
 	life  int
 	stack []byte
+	// blk: for a holder that starts its worker's commands, what the next
+	// is (in stack's mapping), and the lifeline through Go's poller.
+	blk *spawnBlock
+	lf  *os.File
+	lrc syscall.RawConn
 }
 
 // holderGrace is how long a holder whose lifeline was closed may take to
@@ -51,6 +56,10 @@ const holderGrace = 2 * time.Second
 // all the namespace held. No signal: the thread that starts the command
 // is in the command's domain, which cannot signal the holder.
 func (h *holderProc) end() {
+	if h.lf != nil {
+		h.lf.Close()
+		h.lf, h.life = nil, -1
+	}
 	if h.life >= 0 {
 		unix.Close(h.life)
 		h.life = -1
@@ -188,6 +197,7 @@ func pollEnds(pidfd int, d time.Duration) bool {
 // for (or never ran).
 func (h *holderProc) release() {
 	if h.pid == 0 && h.stack != nil {
+		h.blk = nil
 		_ = unix.Munmap(h.stack)
 		h.stack = nil
 	}
@@ -198,7 +208,7 @@ func (h *holderProc) release() {
 // only descriptor. It ends when the init closes the write end (end) or
 // ends, however. (No parent-death signal: the thread it would come from
 // is then in the command's domain, which may not signal the holder.)
-func (in *sbInit) startHolder() (*holderProc, error) {
+func (in *sbInit) startHolder(spawns bool) (*holderProc, error) {
 	h := &holderProc{pidfd: -1, life: -1}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -226,13 +236,27 @@ func (in *sbInit) startHolder() (*holderProc, error) {
 		h.pidfd = pidfdOr(pid)
 		return h, nil
 	}
-	h.stack, err = unix.Mmap(-1, 0, holderStack, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_STACK)
+	size := holderStack
+	if spawns {
+		size = spawnMapping
+	}
+	h.stack, err = unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_STACK)
 	if err != nil {
 		h.end()
 		return h, fmt.Errorf("the holder's stack: %w", err)
 	}
-	top := (uintptr(unsafe.Pointer(&h.stack[len(h.stack)-1])) + 1) &^ 15
-	pid, errno := cloneHolder(top, int32(pair[1]))
+	base := uintptr(unsafe.Pointer(&h.stack[0]))
+	top, blk := base+holderStack, uintptr(0)
+	if spawns {
+		h.blk = (*spawnBlock)(unsafe.Pointer(&h.stack[0]))
+		h.blk.cstack = base + spawnMapping
+		h.blk.wire()
+		if in.nofile != nil {
+			h.blk.nofile, h.blk.setNofile = *in.nofile, 1
+		}
+		top, blk = base+2*holderStack, base
+	}
+	pid, errno := cloneHolder(top, int32(pair[1]), blk)
 	if errno != 0 {
 		h.end()
 		h.release()

@@ -101,6 +101,11 @@ type sbInit struct {
 	// a command may become). Else each worker starts one command and
 	// ends with its namespace.
 	reuse bool
+	// held: each worker's holder starts its commands (spawn_linux.go),
+	// with the open-file limit nofile when not nil; else the worker's
+	// thread does (start).
+	held   bool
+	nofile *unix.Rlimit
 }
 
 func newInit(cfgJSON string) (*sbInit, error) {
@@ -127,6 +132,9 @@ func newInit(cfgJSON string) (*sbInit, error) {
 	if in.filter, err = commandFilter(p.unixSockets, v.Network, p.namespaces); err != nil {
 		return nil, fmt.Errorf("cannot build the seccomp filter: %w", err)
 	}
+	// What a command's open-file limit is, before the filter: see
+	// commandNofile.
+	nofile, known := commandNofile(v)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("no_new_privs: %w", err)
 	}
@@ -137,7 +145,35 @@ func newInit(cfgJSON string) (*sbInit, error) {
 		in.keep = seenCaps
 	}
 	in.reuse = os.Geteuid() != 0 || !slices.Contains(in.keep, unix.CAP_SETUID) || permitted(unix.CAP_KILL)
+	in.held = holderSpawns && in.reuse && known && !v.ThreadSpawns
+	in.nofile = nofile
 	return in, nil
+}
+
+// commandNofile is the open-file limit a command starts with: the one the
+// init was started with, which Go raised for the init alone (its own
+// syscall.ForkExec gives it back to a child: a holder's child must set it
+// itself). The init's limit is that one when Go left it as it was (soft
+// at the hard limit: nil, nothing to set); inside bwrap, whose first
+// process (the init's parent) keeps the limit it was given, it is that
+// process's. Otherwise it cannot be known: known is false, and the
+// worker's thread starts the commands (Go gives the limit back).
+func commandNofile(v view) (lim *unix.Rlimit, known bool) {
+	var own unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &own); err != nil {
+		return nil, false
+	}
+	if own.Cur >= own.Max {
+		return nil, true
+	}
+	if !v.InBwrap {
+		return nil, false
+	}
+	var old unix.Rlimit
+	if err := unix.Prlimit(os.Getppid(), unix.RLIMIT_NOFILE, nil, &old); err != nil || old.Max != own.Max {
+		return nil, false
+	}
+	return &old, true
 }
 
 func (in *sbInit) send(r reply, fds []int) error {
@@ -171,7 +207,7 @@ func (in *sbInit) next() (job, bool) {
 		}
 		in.running.Add(1)
 		in.idleMu.Unlock()
-		return job{req, files}, true
+		return job{req: req, files: files}, true
 	}
 }
 
@@ -179,6 +215,7 @@ func (in *sbInit) next() (job, bool) {
 type job struct {
 	req   request
 	files []*os.File
+	tries int // how many workers it was handed to before
 }
 
 // maxIdle is how many prepared workers a sandbox keeps waiting once more
@@ -265,6 +302,12 @@ func (in *sbInit) work(w *worker) {
 		holder.reap(nil)
 		return
 	}
+	if perr == nil && holder.blk != nil {
+		// Its holder starts its commands: the thread, confined, ends
+		// (a goroutine that ends locked ends its thread).
+		go in.drive(w, holder)
+		return
+	}
 	for j := range w.jobs {
 		if perr != nil {
 			// A worker that cannot be: says so to the command it
@@ -301,14 +344,7 @@ func (in *sbInit) run(holder *holderProc, j job, w *worker) (again bool) {
 	if err != nil {
 		// Nothing started: the child that could not execute was
 		// waited for, and the namespace holds the holder alone.
-		r := reply{ID: req.ID, Error: err.Error()}
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			r.Errno = int(errno)
-		}
-		again := in.keepWorker(w, holder)
-		in.finish(r)
-		return again
+		return in.notStarted(w, holder, req.ID, err)
 	}
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -342,6 +378,19 @@ func (in *sbInit) run(holder *holderProc, j job, w *worker) (again bool) {
 	}
 	in.finish(reply{ID: req.ID, Exited: true, Status: uint32(ws)})
 	return swept
+}
+
+// notStarted is the last word on a command that could not start (err,
+// with its errno where it has one): whether w starts another.
+func (in *sbInit) notStarted(w *worker, holder *holderProc, id uint64, err error) bool {
+	r := reply{ID: id, Error: err.Error()}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		r.Errno = int(errno)
+	}
+	again := in.keepWorker(w, holder)
+	in.finish(r)
+	return again
 }
 
 // keepWorker puts w back with the workers waiting for a job, before its
@@ -436,7 +485,7 @@ func (in *sbInit) prepare() (holder *holderProc, err error) {
 	if err := ll.LandlockRestrictSelf(in.scope, 0); err != nil {
 		return holder, fmt.Errorf("the Landlock domain: %w", err)
 	}
-	if holder, err = in.startHolder(); err != nil {
+	if holder, err = in.startHolder(in.held); err != nil {
 		return holder, fmt.Errorf("the PID namespace's first process: %w", err)
 	}
 	if err := dropKill(); err != nil {
@@ -448,6 +497,18 @@ func (in *sbInit) prepare() (holder *holderProc, err error) {
 		holder.end()
 		holder.reap(nil)
 		return holder, fmt.Errorf("the command's Landlock domain: %w", err)
+	}
+	if b := holder.blk; b != nil {
+		// What the thread now holds, the holder's children take.
+		err := b.takeCaps()
+		if err == nil {
+			err = holder.watchLifeline()
+		}
+		if err != nil {
+			holder.end()
+			holder.reap(nil)
+			return holder, fmt.Errorf("the command's holder: %w", err)
+		}
 	}
 	return holder, nil
 }

@@ -99,7 +99,7 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &capped{w: &stderr, n: 4 << 10}
 	v.Dir, v.LoaderEnv = "", nil
-	v.MaxRunning, v.FailPrepare = maxRunning, failPrepare
+	v.MaxRunning, v.FailPrepare, v.ThreadSpawns = maxRunning, failPrepare, threadSpawns
 	switch s.Mechanism() {
 	case MechLayered:
 		v.InBwrap, v.PidNS = true, true

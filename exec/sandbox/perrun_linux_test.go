@@ -40,6 +40,17 @@ func eachPerRun(t *testing.T, fn func(t *testing.T, sb *Sandbox)) {
 	}
 }
 
+// initOf is the process that started pid's sandbox (its parent, or, for a
+// command a holder started, the holder's parent) and its command line.
+func initOf(t *testing.T, pid int) (int, string) {
+	t.Helper()
+	ppid, cmdline := parentOf(t, pid)
+	if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(ppid) + "/comm"); strings.TrimSpace(string(comm)) == "hitl-pidns" {
+		return parentOf(t, ppid)
+	}
+	return ppid, cmdline
+}
+
 // parentOf is pid's parent and its command line.
 func parentOf(t *testing.T, pid int) (int, string) {
 	t.Helper()
@@ -81,9 +92,9 @@ func TestCommandsOfARunShareItsInit(t *testing.T) {
 		a := startSleep(t, sb, ClassAuto, dir)
 		b := startSleep(t, sb, ClassAuto, dir)
 		c := startSleep(t, sb, ClassApproved, dir)
-		pa, cmdline := parentOf(t, a.Pid())
-		pb, _ := parentOf(t, b.Pid())
-		pc, _ := parentOf(t, c.Pid())
+		pa, cmdline := initOf(t, a.Pid())
+		pb, _ := initOf(t, b.Pid())
+		pc, _ := initOf(t, c.Pid())
 		if !strings.Contains(cmdline, initArg) {
 			t.Errorf("the command's parent is %q, not the run's init", cmdline)
 		}
@@ -103,7 +114,7 @@ func TestCommandsOfARunShareItsInit(t *testing.T) {
 			t.Skip("no sandbox here")
 		}
 		a := startSleep(t, sb, ClassAuto, t.TempDir())
-		if _, cmdline := parentOf(t, a.Pid()); strings.Contains(cmdline, initArg) {
+		if _, cmdline := initOf(t, a.Pid()); strings.Contains(cmdline, initArg) {
 			t.Errorf("with the per-run sandbox off, a command's parent is an init: %q", cmdline)
 		}
 	})
@@ -183,7 +194,7 @@ func TestInitGoneFailsOnlyItsCommands(t *testing.T) {
 	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
 		dir := t.TempDir()
 		c := startSleep(t, sb, ClassAuto, dir)
-		initPid, _ := parentOf(t, c.Pid())
+		initPid, _ := initOf(t, c.Pid())
 		// The sleep's holder (and the worker's kept ready, once made),
 		// named by itself once it runs: on a loaded machine, a moment
 		// after the command started.
@@ -332,10 +343,12 @@ func TestCommandsAtOnceAreBounded(t *testing.T) {
 	})
 }
 
-// Each command's parent is a thread of the init of its own, alive while
-// the command runs: a command that asks for a signal when its parent dies
-// (PR_SET_PDEATHSIG, as bwrap's --die-with-parent does) gets it when that
-// thread ends, not the init, so the thread may not end before the command.
+// Each command's parent is its own, alive while the command runs: its
+// worker's holder (which ends only with its namespace), or, where the
+// worker's thread starts it, that thread of the init. A command that asks
+// for a signal when its parent dies (PR_SET_PDEATHSIG, as bwrap's
+// --die-with-parent does) gets it when that parent ends, not the init, so
+// the parent may not end before the command.
 func TestCommandKeepsItsParentThread(t *testing.T) {
 	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
 		dir := t.TempDir()
@@ -346,11 +359,11 @@ func TestCommandKeepsItsParentThread(t *testing.T) {
 		}
 		// Let a thread that would end once its command runs do so.
 		time.Sleep(200 * time.Millisecond)
-		init, cmdline := parentOf(t, pids[0])
+		init, cmdline := initOf(t, pids[0])
 		if !strings.Contains(cmdline, initArg) {
 			t.Fatalf("the command's parent is %q, not the run's init", cmdline)
 		}
-		parent := map[int]int{} // command → the init's thread that is its parent
+		parent := map[int]int{} // command → the init's thread, or holder, that is its parent
 		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(init) + "/task")
 		for _, task := range tasks {
 			tid, _ := strconv.Atoi(task.Name())
@@ -360,16 +373,23 @@ func TestCommandKeepsItsParentThread(t *testing.T) {
 				parent[pid] = tid
 			}
 		}
-		threads := map[int]bool{}
+		for _, h := range childrenNamed(init, "hitl-pidns") {
+			kids, _ := os.ReadFile("/proc/" + strconv.Itoa(h) + "/task/" + strconv.Itoa(h) + "/children")
+			for _, f := range strings.Fields(string(kids)) {
+				pid, _ := strconv.Atoi(f)
+				parent[pid] = h
+			}
+		}
+		parents := map[int]bool{}
 		for _, pid := range pids {
-			tid, ok := parent[pid]
+			p, ok := parent[pid]
 			switch {
 			case !ok:
-				t.Errorf("command %d is no child of a thread of the init %d", pid, init)
-			case tid == init || threads[tid]:
-				t.Errorf("command %d's parent thread %d is not its own (the init's main thread, or another command's)", pid, tid)
+				t.Errorf("command %d is no child of a thread of the init %d, nor of a holder", pid, init)
+			case p == init || parents[p]:
+				t.Errorf("command %d's parent %d is not its own (the init's main thread, or another command's)", pid, p)
 			}
-			threads[tid] = true
+			parents[p] = true
 		}
 	})
 }
@@ -575,7 +595,7 @@ func TestStoppedHolderDoesNotHoldTheEnd(t *testing.T) {
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		initPid, _ := parentOf(t, c.Pid())
+		initPid, _ := initOf(t, c.Pid())
 		holders := childrenNamed(initPid, "hitl-pidns")
 		if len(holders) == 0 {
 			t.Fatal("the init has no holder")

@@ -46,10 +46,18 @@ type view struct {
 	// FailPrepare makes a per-run init fail every command's sandbox
 	// (failPrepare: the fallback's test).
 	FailPrepare bool `json:"fail_prepare,omitempty"`
+	// ThreadSpawns has a per-run init's workers' threads start the
+	// commands where their holders could (threadSpawns: that path's
+	// tests, on amd64).
+	ThreadSpawns bool `json:"thread_spawns,omitempty"`
 }
 
 // failPrepare: tests make the run's sandbox fail to prepare commands.
 var failPrepare = false
+
+// threadSpawns: tests have the worker's thread start the commands where
+// the holder could (holderSpawns).
+var threadSpawns = false
 
 // maxRunning bounds the commands of one per-run init at once: each holds a
 // thread of the init, and a process holds at most 10,000; one more is
