@@ -215,20 +215,17 @@ func (h *holderProc) hear(buf []byte, d time.Duration) (n, fd int, err error) {
 func (h *holderProc) started(word *[2]byte) (pidfd int, err error) {
 	for {
 		_, pidfd, err = h.hear(word[:1], holderGrace)
-		if !errors.Is(err, os.ErrDeadlineExceeded) || stopped(h.pid) {
+		if !errors.Is(err, os.ErrDeadlineExceeded) || stopped(h.pidfd) {
 			return pidfd, err
 		}
 	}
 }
 
-// stopped says whether the process pid is stopped (or traced).
-func stopped(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true // gone, or not to be seen: not waited for
-	}
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	return len(f) == 0 || f[0] == "T" || f[0] == "t"
+// stopped says whether the process of pidfd is stopped (or traced); a
+// process that cannot be seen is not.
+func stopped(pidfd int) bool {
+	f, ok := procStat(pidfd)
+	return ok && (f[0] == "T" || f[0] == "t")
 }
 
 // ended waits for the holder's 'E' and 'D' into word: the command
@@ -264,9 +261,27 @@ func (h *holderProc) ended(word *[2]byte, pidfd int) bool {
 // zombieStatus is the wait status of the process of pidfd, once it has
 // ended and is not yet waited for: its exit_code in /proc.
 func zombieStatus(pidfd int) (syscall.WaitStatus, bool) {
-	info, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(pidfd))
+	f, ok := procStat(pidfd)
+	if !ok || len(f) < 50 || f[0] != "Z" {
+		return 0, false
+	}
+	code, err := strconv.Atoi(f[49])
 	if err != nil {
 		return 0, false
+	}
+	return syscall.WaitStatus(code), true
+}
+
+// procStat is the fields of /proc/PID/stat after the name (the first is
+// the state; exit_code is the 50th) of the process of pidfd: its number
+// in the PID namespace of this /proc, from the pidfd's fdinfo.
+func procStat(pidfd int) ([]string, bool) {
+	if pidfd < 0 {
+		return nil, false
+	}
+	info, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(pidfd))
+	if err != nil {
+		return nil, false
 	}
 	pid := 0
 	for _, line := range strings.Split(string(info), "\n") {
@@ -275,23 +290,14 @@ func zombieStatus(pidfd int) (syscall.WaitStatus, bool) {
 		}
 	}
 	if pid <= 0 {
-		return 0, false
+		return nil, false
 	}
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
-	// The fields after the name (comm) start at the third, the state;
-	// exit_code is the 52nd.
 	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(f) < 50 || f[0] != "Z" {
-		return 0, false
-	}
-	code, err := strconv.Atoi(f[49])
-	if err != nil {
-		return 0, false
-	}
-	return syscall.WaitStatus(code), true
+	return f, len(f) > 0
 }
 
 // drive starts, one after another, the jobs handed to w, through its
