@@ -66,12 +66,10 @@ func environBlock() (start, end uint64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, 0, errors.New("/proc/self/stat: no command name")
+	fields, err := statFields(data)
+	if err != nil {
+		return 0, 0, err
 	}
-	// After ") ", the fields start at field 3 (state).
-	fields := strings.Fields(string(data[i+1:]))
 	const envStart, envEnd = 50 - 3, 51 - 3
 	if len(fields) <= envEnd {
 		return 0, 0, fmt.Errorf("/proc/self/stat: %d fields, no environment block", len(fields)+2)

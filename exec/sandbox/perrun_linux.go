@@ -378,12 +378,13 @@ func pidOf(pidfd *os.File) (int, error) {
 	if unix.IoctlPidfdInfo(int(pidfd.Fd()), &info) == nil && info.Mask&unix.PIDFD_INFO_PID != 0 && info.Pid > 0 {
 		return int(info.Pid), nil
 	}
-	return fdinfoPid(pidfd)
+	return fdinfoPid(int(pidfd.Fd()))
 }
 
-// fdinfoPid is pidOf from /proc/self/fdinfo.
-func fdinfoPid(pidfd *os.File) (int, error) {
-	data, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(int(pidfd.Fd())))
+// fdinfoPid is pidOf from /proc/self/fdinfo: the pid in the PID namespace
+// of this /proc.
+func fdinfoPid(pidfd int) (int, error) {
+	data, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(pidfd))
 	if err != nil {
 		return 0, err
 	}
@@ -397,6 +398,17 @@ func fdinfoPid(pidfd *os.File) (int, error) {
 		}
 	}
 	return 0, errors.New("pidfd: no pid")
+}
+
+// statFields is the fields of a /proc/PID/stat after the command name
+// (which may hold spaces and parentheses): the first is field 3, the
+// state.
+func statFields(data []byte) ([]string, error) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return nil, errors.New("/proc stat: no command name")
+	}
+	return strings.Fields(string(data[i+1:])), nil
 }
 
 // holderProcName is a holder's name (comm): holderName without its NUL.

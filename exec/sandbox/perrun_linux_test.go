@@ -669,7 +669,7 @@ func TestPidOfNamesThePid(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		pidOf func(*os.File) (int, error)
-	}{{"pidOf", pidOf}, {"fdinfo", fdinfoPid}} {
+	}{{"pidOf", pidOf}, {"fdinfo", func(f *os.File) (int, error) { return fdinfoPid(int(f.Fd())) }}} {
 		t.Run(tc.name, func(t *testing.T) {
 			pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "60"}, &syscall.ProcAttr{})
 			if err != nil {

@@ -1,14 +1,12 @@
 package sandbox
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -274,30 +272,21 @@ func zombieStatus(pidfd int) (syscall.WaitStatus, bool) {
 
 // procStat is the fields of /proc/PID/stat after the name (the first is
 // the state; exit_code is the 50th) of the process of pidfd: its number
-// in the PID namespace of this /proc, from the pidfd's fdinfo.
+// in the PID namespace of this /proc (fdinfoPid).
 func procStat(pidfd int) ([]string, bool) {
 	if pidfd < 0 {
 		return nil, false
 	}
-	info, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(pidfd))
-	if err != nil {
-		return nil, false
-	}
-	pid := 0
-	for _, line := range strings.Split(string(info), "\n") {
-		if v, ok := strings.CutPrefix(line, "Pid:"); ok {
-			pid, _ = strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
-	if pid <= 0 {
+	pid, err := fdinfoPid(pidfd)
+	if err != nil || pid <= 0 {
 		return nil, false
 	}
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return nil, false
 	}
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	return f, len(f) > 0
+	f, err := statFields(stat)
+	return f, err == nil && len(f) > 0
 }
 
 // drive starts, one after another, the jobs handed to w, through its
