@@ -127,11 +127,13 @@ func (c *Cmd) Start() error {
 			return nil
 		}
 		var unprepared *unpreparedError
-		if !errors.As(err, &unprepared) {
+		var notStarted *initStartError
+		if !errors.As(err, &unprepared) && !errors.As(err, &notStarted) {
 			return err
 		}
-		// The run's sandbox could not make this command's: it gets one
-		// of its own (and so does every command after it).
+		// The run's sandbox could not make this command's, or never
+		// started: it gets one of its own (and so does every command
+		// after it).
 		c.sb.perRunFailed(err)
 	}
 	prog, args, err := c.sb.wrap(path, argv, c.spec)

@@ -67,10 +67,13 @@ func initMain(fdArg, cfgJSON string) int {
 	// (a PID namespace, the holder, the domain) says so to the command
 	// it was for, and hitl falls back to a sandbox per command.
 	in.done = make(chan struct{})
-	go in.serve()
+	in.spare()
 	if err := in.send(reply{Ready: true}, nil); err != nil {
 		return 126
 	}
+	// No command is read before ready is said: hitl, having heard
+	// nothing by its deadline, may run the commands it sent elsewhere.
+	go in.serve()
 	<-in.done
 	return 0
 }
@@ -114,6 +117,9 @@ func newInit(cfgJSON string) (*sbInit, error) {
 		return nil, fmt.Errorf("bad configuration: %w", err)
 	}
 	in := &sbInit{v: v}
+	if v.FailStart {
+		return nil, errors.New("failing on purpose (a test)")
+	}
 	// The init itself is confined by the view's domain (every thread);
 	// each command's thread adds a domain of its own inside it that only
 	// scopes signals and abstract unix sockets, in which its holder runs,

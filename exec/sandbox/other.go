@@ -75,3 +75,9 @@ type unpreparedError struct{ why string }
 func (e *unpreparedError) Error() string { return e.why }
 
 func (s *Sandbox) perRunFailed(error) {}
+
+// initStartError is a command sent to a per-run sandbox that never started
+// (none here).
+type initStartError struct{ err error }
+
+func (e *initStartError) Error() string { return e.err.Error() }

@@ -32,7 +32,11 @@ type runInit struct {
 	waiting map[uint64]chan event
 	dead    chan struct{} // closed when the socket is gone
 	exited  chan struct{} // closed when the init was waited for
-	proc    *os.Process
+	// startErr is why the init never said it was ready (mu), set before
+	// dead is closed: commands sent it meanwhile fall back to a sandbox
+	// of their own, and the run is told why once.
+	startErr error
+	proc     *os.Process
 	// hiddenIDs are what its view's hidden paths were when it started
 	// (hiddenIDs), joined.
 	hiddenIDs string
@@ -99,7 +103,7 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &capped{w: &stderr, n: 4 << 10}
 	v.Dir, v.LoaderEnv = "", nil
-	v.MaxRunning, v.FailPrepare, v.ThreadSpawns = maxRunning, failPrepare, threadSpawns
+	v.MaxRunning, v.FailPrepare, v.FailStart, v.ThreadSpawns = maxRunning, failPrepare, failStart, threadSpawns
 	switch s.Mechanism() {
 	case MechLayered:
 		v.InBwrap, v.PidNS = true, true
@@ -161,6 +165,18 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 		return nil, err
 	}
 	ri.proc = cmd.Process
+	// Commands are sent as soon as it runs, not once it is ready: they
+	// wait in the socket while it starts (the first line of a run comes as
+	// quickly as a model answers), and learn why if it never is.
+	go ri.serveFrom(&stderr)
+	return ri, nil
+}
+
+// serveFrom reads the init's first word, ready or why not, within
+// initStartTimeout, then hands each reply to its command (read). An init
+// that never became ready is killed; its error, with the first line of
+// what it printed (stderr) when it said nothing, is startErr.
+func (ri *runInit) serveFrom(stderr *bytes.Buffer) {
 	first := make(chan error, 1)
 	go func() {
 		var r reply
@@ -179,18 +195,44 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 	select {
 	case ferr = <-first:
 	case <-time.After(initStartTimeout):
+		ri.kill()
+		select {
+		case err := <-first:
+			if err == nil {
+				// Ready after all, as it was killed: it may have
+				// started a command (it reads none before), which
+				// must not run twice. Its commands learn it ended.
+				ri.read()
+				return
+			}
+		case <-time.After(killBound):
+			// Not known: its commands fail rather than run twice.
+			ri.sock.close()
+			ri.gone(nil)
+			return
+		}
 		ferr = fmt.Errorf("the init did not start within %s", initStartTimeout)
 	}
-	if ferr != nil {
-		ri.kill()
-		<-ri.exited
-		if msg := strings.TrimSpace(stderr.String()); msg != "" && errors.Is(ferr, io.EOF) {
-			ferr = errors.New(firstLine(msg))
-		}
-		return nil, ferr
+	if ferr == nil {
+		ri.read()
+		return
 	}
-	go ri.read()
-	return ri, nil
+	ri.kill()
+	<-ri.exited // and so its stderr is all read
+	if msg := strings.TrimSpace(stderr.String()); msg != "" && errors.Is(ferr, io.EOF) {
+		ferr = errors.New(firstLine(msg))
+	}
+	ri.gone(ferr)
+}
+
+// gone marks the init's socket gone (dead), having never been ready when
+// startErr is not nil: every command still waiting learns so.
+func (ri *runInit) gone(startErr error) {
+	ri.mu.Lock()
+	ri.startErr = startErr
+	close(ri.dead)
+	ri.waiting = map[uint64]chan event{}
+	ri.mu.Unlock()
 }
 
 // capped writes at most n bytes to w, dropping the rest.
@@ -255,10 +297,7 @@ func (ri *runInit) read() {
 		}
 		ch <- ev
 	}
-	ri.mu.Lock()
-	close(ri.dead)
-	ri.waiting = map[uint64]chan event{}
-	ri.mu.Unlock()
+	ri.gone(nil)
 }
 
 // unpreparedError is the run's sandbox failing a command before it ran
@@ -280,7 +319,7 @@ func (ri *runInit) start(req request, files [3]*os.File) (chan event, *os.File, 
 	select {
 	case <-ri.dead:
 		ri.mu.Unlock()
-		return nil, nil, errInitGone
+		return nil, nil, ri.goneErr()
 	default:
 	}
 	ri.nextID++
@@ -315,8 +354,36 @@ func (ri *runInit) start(req request, files [3]*os.File) (chan event, *os.File, 
 		}
 		return ch, ev.file, nil
 	case <-ri.dead:
-		return nil, nil, errInitGone
+		return nil, nil, ri.goneErr()
 	}
+}
+
+// initStartError is a command sent to an init that never became ready:
+// it falls back to a sandbox of its own, as do the run's commands after
+// it.
+type initStartError struct{ err error }
+
+func (e *initStartError) Error() string {
+	return "sandbox: the run's sandbox could not start: " + e.err.Error()
+}
+func (e *initStartError) Unwrap() error { return e.err }
+
+// goneErr is why a command cannot be (or was not) started by the init,
+// once its socket is gone: it never started (initStartError), or it
+// ended.
+func (ri *runInit) goneErr() error {
+	if err := ri.failedStart(); err != nil {
+		return &initStartError{err}
+	}
+	return errInitGone
+}
+
+// failedStart is why the init never became ready, nil if it did or may
+// still.
+func (ri *runInit) failedStart() error {
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	return ri.startErr
 }
 
 func (ri *runInit) forget(id uint64) {

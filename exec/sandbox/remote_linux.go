@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"os"
@@ -74,6 +75,11 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 	v.Dir, v.LoaderEnv = "", nil
 	data, _ := json.Marshal(v)
 	key, ids := string(data), strings.Join(hiddenIDs(v.Hidden), " ")
+	if ri := pr.inits[key]; ri != nil && ri.failedStart() != nil {
+		// Started ahead (Prepare), it never became ready.
+		s.initStartFailedLocked(ri.failedStart())
+		return nil
+	}
 	if ri := pr.inits[key]; ri != nil && ri.alive() && ri.hiddenIDs == ids {
 		if !ahead {
 			ri.use()
@@ -85,11 +91,7 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 		return nil
 	}
 	if err != nil {
-		if s.bwrapped() {
-			// bwrap did not run after all: the next run asks it again.
-			forgetBwrapWorks(s.stateDir)
-		}
-		s.perRunOffLocked("could not start (" + err.Error() + ")")
+		s.initStartFailedLocked(err)
 		return nil
 	}
 	if pr.inits == nil {
@@ -141,6 +143,18 @@ func (s *Sandbox) Prepare(spec Spec) {
 	go s.initOf(spec, true)
 }
 
+// initStartFailedLocked turns the run's sandbox off (pr.mu held) after its
+// init could not start (err), and tells the run once.
+func (s *Sandbox) initStartFailedLocked(err error) {
+	if s.bwrapped() {
+		// bwrap did not run after all: the next run asks it again.
+		forgetBwrapWorks(s.stateDir)
+	}
+	if !s.perRun.off {
+		s.perRunOffLocked("could not start (" + err.Error() + ")")
+	}
+}
+
 // perRunFailed turns the run's sandbox off after it could not prepare a
 // command's (why): each command gets a sandbox of its own from now on, and
 // the run is told once.
@@ -148,6 +162,11 @@ func (s *Sandbox) perRunFailed(why error) {
 	pr := &s.perRun
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
+	var notStarted *initStartError
+	if errors.As(why, &notStarted) {
+		s.initStartFailedLocked(notStarted.err)
+		return
+	}
 	if !pr.off {
 		s.perRunOffLocked("could not start a command (" + why.Error() + ")")
 	}

@@ -46,6 +46,9 @@ type view struct {
 	// FailPrepare makes a per-run init fail every command's sandbox
 	// (failPrepare: the fallback's test).
 	FailPrepare bool `json:"fail_prepare,omitempty"`
+	// FailStart makes a per-run init fail before it is ready (failStart:
+	// the fallback's test, for an init that ran).
+	FailStart bool `json:"fail_start,omitempty"`
 	// ThreadSpawns has a per-run init's workers' threads start the
 	// commands where their holders could (threadSpawns: that path's
 	// tests, on amd64).
@@ -54,6 +57,9 @@ type view struct {
 
 // failPrepare: tests make the run's sandbox fail to prepare commands.
 var failPrepare = false
+
+// failStart: tests make the run's init fail before it is ready.
+var failStart = false
 
 // threadSpawns: tests have the worker's thread start the commands where
 // the holder could (holderSpawns).
