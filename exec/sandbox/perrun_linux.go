@@ -332,6 +332,17 @@ func (ri *runInit) start(req request, files [3]*os.File) (chan event, *os.File, 
 	runtime.KeepAlive(files)
 	if err != nil {
 		ri.forget(req.ID)
+		if !errors.Is(err, errOverLimit) {
+			// The init is gone, or going: one that never became
+			// ready lets the command fall back, as any it was sent.
+			select {
+			case <-ri.dead:
+				if err := ri.failedStart(); err != nil {
+					return nil, nil, &initStartError{err}
+				}
+			case <-time.After(killBound):
+			}
+		}
 		return nil, nil, fmt.Errorf("sandbox: cannot reach the run's sandbox: %w", err)
 	}
 	select {

@@ -287,14 +287,25 @@ func TestInitThatNeverBecomesReadyFallsBack(t *testing.T) {
 				if ahead {
 					sb.initOf(Spec{Class: ClassAuto, Writable: []string{dir}}, true)
 				}
+				// Half of them with an environment larger than the
+				// socket holds: their sends wait on an init that ends.
+				big := []string{"PATH=/usr/bin:/bin"}
+				for i := range 8 {
+					big = append(big, fmt.Sprintf("BIG%d=%s", i, strings.Repeat("x", 100<<10)))
+				}
 				var wg sync.WaitGroup
 				for i := range 4 {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						out, err := runIn(t, sb, ClassAuto, dir, "echo ran")
-						if err != nil || strings.TrimSpace(out) != "ran" {
-							t.Errorf("command %d: %v %q", i, err, out)
+						var out bytes.Buffer
+						spec := Spec{Path: "/bin/sh", Args: []string{"-c", "echo ran"}, Dir: dir, Env: big[:1], Stdout: &out, Stderr: &out, Class: ClassAuto, Writable: []string{dir}}
+						if i%2 == 1 {
+							spec.Env = big
+						}
+						err := sb.Command(context.Background(), spec).Run()
+						if err != nil || strings.TrimSpace(out.String()) != "ran" {
+							t.Errorf("command %d: %v %q", i, err, out.String())
 						}
 					}()
 				}
