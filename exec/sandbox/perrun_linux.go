@@ -36,7 +36,10 @@ type runInit struct {
 	// dead is closed: commands sent it meanwhile fall back to a sandbox
 	// of their own, and the run is told why once.
 	startErr error
-	proc     *os.Process
+	// closing: hitl ends it (close), so an end before ready is not the
+	// init's failure to start (mu).
+	closing bool
+	proc    *os.Process
 	// hiddenIDs are what its view's hidden paths were when it started
 	// (hiddenIDs), joined.
 	hiddenIDs string
@@ -222,6 +225,14 @@ func (ri *runInit) serveFrom(stderr *bytes.Buffer) {
 	if msg := strings.TrimSpace(stderr.String()); msg != "" && errors.Is(ferr, io.EOF) {
 		ferr = errors.New(firstLine(msg))
 	}
+	ri.mu.Lock()
+	closing := ri.closing
+	ri.mu.Unlock()
+	if closing {
+		// Ended by hitl as it started: its commands fail (the run's
+		// sandbox ended), and bwrap's word stands.
+		ferr = nil
+	}
 	ri.gone(ferr)
 }
 
@@ -332,7 +343,7 @@ func (ri *runInit) start(req request, files [3]*os.File) (chan event, *os.File, 
 	runtime.KeepAlive(files)
 	if err != nil {
 		ri.forget(req.ID)
-		if !errors.Is(err, errOverLimit) {
+		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, os.ErrClosed) {
 			// The init is gone, or going: one that never became
 			// ready lets the command fall back, as any it was sent.
 			select {
@@ -434,6 +445,9 @@ func (ri *runInit) kill() {
 // that; an init not gone within 2 s is killed (and hitl's own end kills
 // it: its parent-death signal).
 func (ri *runInit) close() {
+	ri.mu.Lock()
+	ri.closing = true
+	ri.mu.Unlock()
 	ri.sock.shutdown()
 	go func() {
 		select {

@@ -33,6 +33,9 @@ type perRun struct {
 	// off: the per-run sandbox could not start (or cannot exist here);
 	// every command gets a sandbox of its own (the run was told why).
 	off bool
+	// closed: the run ended (Close); a command after it gets a sandbox
+	// of its own, none starts.
+	closed bool
 }
 
 // perRunWhy says why a Sandbox of mechanism m cannot have a per-run
@@ -65,7 +68,7 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 	pr := &s.perRun
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	if pr.off {
+	if pr.off || pr.closed {
 		return nil
 	}
 	v := s.viewOf(spec)
@@ -76,9 +79,15 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 	data, _ := json.Marshal(v)
 	key, ids := string(data), strings.Join(hiddenIDs(v.Hidden), " ")
 	if ri := pr.inits[key]; ri != nil && ri.failedStart() != nil {
-		// Started ahead (Prepare), it never became ready.
-		s.initStartFailedLocked(ri.failedStart())
-		return nil
+		// Started ahead (Prepare), it never became ready: a command
+		// falls back and tells the run; a start ahead (the run's
+		// other Prepare) is no one's to hear, and tries again.
+		if !ahead {
+			s.initStartFailedLocked(ri.failedStart())
+			return nil
+		}
+		delete(pr.inits, key)
+		pr.retireLocked(ri)
 	}
 	if ri := pr.inits[key]; ri != nil && ri.alive() && ri.hiddenIDs == ids {
 		if !ahead {
@@ -137,10 +146,10 @@ func (pr *perRun) retireLocked(ri *runInit) {
 // (a run whose allow rules may run commands unasked). Nothing happens where
 // there is no per-run sandbox.
 func (s *Sandbox) Prepare(spec Spec) {
-	if s == nil || s.perRun.off {
+	if s == nil {
 		return
 	}
-	go s.initOf(spec, true)
+	go s.initOf(spec, true) // nothing where it is off (under its lock)
 }
 
 // initStartFailedLocked turns the run's sandbox off (pr.mu held) after its
@@ -177,13 +186,12 @@ func (s *Sandbox) perRunFailed(why error) {
 func (s *Sandbox) perRunOffLocked(what string) {
 	pr := &s.perRun
 	pr.off = true
+	// Each ends with its last command: one running in another view's
+	// sandbox is not ended by this one's failure.
 	for _, ri := range pr.inits {
-		go ri.close()
+		pr.retireLocked(ri)
 	}
-	for _, ri := range pr.retired {
-		go ri.close()
-	}
-	pr.inits, pr.retired = nil, nil
+	pr.inits = nil
 	if s.Notify != nil {
 		s.Notify("the run's sandbox " + what + ": each command gets a sandbox of its own, which costs a few milliseconds more")
 	}
@@ -200,6 +208,7 @@ func (s *Sandbox) Close() {
 	}
 	pr := &s.perRun
 	pr.mu.Lock()
+	pr.closed = true
 	inits := slices.Collect(maps.Values(pr.inits))
 	inits = append(inits, pr.retired...)
 	pr.inits, pr.retired = nil, nil
@@ -418,7 +427,7 @@ func (c *Cmd) watchContext() {
 
 // killBound is how long after SIGKILL a command's end may take before its
 // init is ended.
-const killBound = 5 * time.Second
+var killBound = 5 * time.Second
 
 // wait waits for the command, then for its output to be copied (at most
 // the grace: a process that left the group may hold a pipe).

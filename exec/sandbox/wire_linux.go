@@ -221,11 +221,12 @@ func (s *sock) send(m encoder, fds []int) error {
 			}
 		}
 	})
-	if err == nil {
-		err = serr
-	}
 	if err != nil {
-		return err
+		// The poller's word: the socket was closed.
+		return fmt.Errorf("%w (%v)", os.ErrClosed, err)
+	}
+	if serr != nil {
+		return serr
 	}
 	_, err = s.f.Write(body)
 	return err

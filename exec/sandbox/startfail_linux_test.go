@@ -1,0 +1,230 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// notices collects what a Sandbox tells its run.
+type notices struct {
+	mu   sync.Mutex
+	told []string
+}
+
+func (n *notices) listen(sb *Sandbox) {
+	sb.Notify = func(msg string) {
+		n.mu.Lock()
+		n.told = append(n.told, msg)
+		n.mu.Unlock()
+	}
+}
+
+func (n *notices) said() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.told)
+}
+
+// failingView has the init of a view whose writable dirs hold dir fail
+// before it is ready, and every other init start as ever.
+func failingView(t *testing.T, dir string) {
+	saved := startInitHook
+	t.Cleanup(func() { startInitHook = saved })
+	startInitHook = func(s *Sandbox, v view) (*runInit, error) {
+		failStart = slices.Contains(v.Writable, dir)
+		defer func() { failStart = false }()
+		return s.startInit(v)
+	}
+}
+
+// startFailed waits until ri says it never became ready.
+func startFailed(t *testing.T, ri *runInit) {
+	t.Helper()
+	if ri == nil {
+		t.Fatal("no init was started")
+	}
+	select {
+	case <-ri.dead:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the init neither started nor failed")
+	}
+	if ri.failedStart() == nil {
+		t.Fatal("the init ended without failing to start")
+	}
+}
+
+// A run starts its sandbox ahead more than once (the tools, then each
+// shell toolset): one that found the first never became ready tells the
+// run nothing and leaves the per-run sandbox on; the command that needs
+// it is the one told.
+func TestStartAheadAgainTellsNothing(t *testing.T) {
+	saved := failStart
+	failStart = true
+	defer func() { failStart = saved }()
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		var n notices
+		n.listen(sb)
+		dir := t.TempDir()
+		spec := Spec{Class: ClassAuto, Writable: []string{dir}}
+		startFailed(t, sb.initOf(spec, true))
+		for range 10 {
+			sb.Prepare(spec)
+		}
+		sb.initOf(spec, true)
+		sb.perRun.mu.Lock()
+		off := sb.perRun.off
+		sb.perRun.mu.Unlock()
+		if told := n.said(); len(told) > 0 || off {
+			t.Fatalf("a start ahead told the run %q (the per-run sandbox off: %v)", told, off)
+		}
+		if out, err := runIn(t, sb, ClassAuto, dir, "echo ran"); err != nil || strings.TrimSpace(out) != "ran" {
+			t.Fatalf("the command: %v %q", err, out)
+		}
+		if told := n.said(); len(told) != 1 || !strings.Contains(told[0], "could not start (failing on purpose (a test))") {
+			t.Errorf("told %q", told)
+		}
+	})
+}
+
+// A view whose sandbox never becomes ready ends no other view's: a
+// command running there runs to its end, whether a command or a start
+// ahead found the failure.
+func TestFailedViewLeavesOtherViewsRunning(t *testing.T) {
+	for _, by := range []string{"command", "start-ahead"} {
+		t.Run(by, func(t *testing.T) {
+			failDir := t.TempDir()
+			failingView(t, failDir)
+			eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+				var n notices
+				n.listen(sb)
+				dir := t.TempDir()
+				running := startSleep(t, sb, ClassAuto, dir)
+				spec := Spec{Class: ClassAuto, Writable: []string{failDir}}
+				if by == "start-ahead" {
+					startFailed(t, sb.initOf(spec, true))
+					sb.initOf(spec, true)
+				} else {
+					if out, err := runIn(t, sb, ClassAuto, failDir, "echo ran"); err != nil || strings.TrimSpace(out) != "ran" {
+						t.Fatalf("the failed view's command: %v %q", err, out)
+					}
+					if told := n.said(); len(told) != 1 || !strings.Contains(told[0], "failing on purpose") {
+						t.Fatalf("told %q", told)
+					}
+				}
+				if running.rm == nil {
+					t.Fatal("the other view's command is not in its run's sandbox")
+				}
+				if running.rm.exited() {
+					t.Fatalf("the other view's command ended: %v", running.Wait())
+				}
+				running.Kill()
+				var ee *ExitError
+				if err := running.Wait(); !errors.As(err, &ee) || ee.Status.Signal() != syscall.SIGKILL {
+					t.Errorf("the other view's command ended %v, not by the kill", err)
+				}
+			})
+		})
+	}
+}
+
+// A run that ends as its sandbox starts tells nothing (the sandbox did not
+// fail), keeps bwrap's word that it runs here, and runs no command it had
+// sent there anywhere else: the command fails.
+func TestCloseAsTheSandboxStartsTellsNothing(t *testing.T) {
+	saved := startInitHook
+	defer func() { startInitHook = saved }()
+	started := make(chan *runInit, 1)
+	startInitHook = func(s *Sandbox, v view) (*runInit, error) {
+		ri, err := s.startInit(v)
+		if err == nil {
+			// Slow to start: it has not said ready when the run ends.
+			_ = ri.proc.Signal(syscall.SIGSTOP)
+			started <- ri
+		}
+		return ri, err
+	}
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		var n notices
+		n.listen(sb)
+		word := filepath.Join(sb.StateDir(), probeCacheFile)
+		if err := os.WriteFile(word, []byte("as a run trusts it\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		marker := filepath.Join(dir, "ran")
+		done := make(chan error, 1)
+		go func() {
+			_, err := runIn(t, sb, ClassAuto, dir, "touch "+marker)
+			done <- err
+		}()
+		ri := <-started
+		// The command is on its way to the init.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			ri.mu.Lock()
+			sent := len(ri.waiting) > 0
+			ri.mu.Unlock()
+			if sent || time.Now().After(deadline) {
+				break
+			}
+		}
+		sb.Close()
+		if err := <-done; err == nil {
+			t.Error("a command sent to a sandbox the run ended as it started ran")
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Error("the command ran after the run ended")
+		}
+		if told := n.said(); len(told) > 0 {
+			t.Errorf("the run was told %q", told)
+		}
+		if sb.bwrapped() {
+			if _, err := os.Stat(word); err != nil {
+				t.Errorf("bwrap's word was taken back: %v", err)
+			}
+		}
+	})
+}
+
+// A command whose start fails for itself (a descriptor closed before it
+// was sent) fails at once, not after waiting for its sandbox to end.
+func TestBadDescriptorFailsAtOnce(t *testing.T) {
+	saved := killBound
+	killBound = time.Hour // what a wait for the sandbox's end would take
+	defer func() { killBound = saved }()
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		dir := t.TempDir()
+		if out, err := runIn(t, sb, ClassAuto, dir, "true"); err != nil {
+			t.Fatal(err, out)
+		}
+		closed, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed.Close()
+		done := make(chan error, 1)
+		go func() {
+			var out bytes.Buffer
+			done <- sb.Command(context.Background(), Spec{Path: "/bin/true", Dir: dir, Stdin: closed, Stdout: &out, Stderr: &out, Class: ClassAuto, Writable: []string{dir}}).Run()
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Error("a command with a closed stdin ran")
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("a command with a closed stdin hangs")
+		}
+		if out, err := runIn(t, sb, ClassAuto, dir, "echo next"); err != nil || strings.TrimSpace(out) != "next" {
+			t.Errorf("the next command: %v %q", err, out)
+		}
+	})
+}
