@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -262,64 +261,6 @@ func TestPerRunFallbackSaysWhyOnce(t *testing.T) {
 	}
 	if len(told) != 1 || !strings.Contains(told[0], "refused by the test") || !strings.Contains(told[0], "a sandbox of its own") {
 		t.Errorf("told %q", told)
-	}
-}
-
-// An init that runs but never becomes ready fails no command: those sent
-// to it while it started, and every one after them, get a sandbox of
-// their own, and the run is told why once (by a command, never by a start
-// ahead), under either mechanism.
-func TestInitThatNeverBecomesReadyFallsBack(t *testing.T) {
-	saved := failStart
-	failStart = true
-	defer func() { failStart = saved }()
-	for _, ahead := range []bool{true, false} {
-		t.Run(map[bool]string{true: "started-ahead", false: "started-by-a-command"}[ahead], func(t *testing.T) {
-			eachPerRun(t, func(t *testing.T, sb *Sandbox) {
-				var mu sync.Mutex
-				var told []string
-				sb.Notify = func(msg string) {
-					mu.Lock()
-					told = append(told, msg)
-					mu.Unlock()
-				}
-				dir := t.TempDir()
-				if ahead {
-					sb.initOf(Spec{Class: ClassAuto, Writable: []string{dir}}, true)
-				}
-				// Half of them with an environment larger than the
-				// socket holds: their sends wait on an init that ends.
-				big := []string{"PATH=/usr/bin:/bin"}
-				for i := range 8 {
-					big = append(big, fmt.Sprintf("BIG%d=%s", i, strings.Repeat("x", 100<<10)))
-				}
-				var wg sync.WaitGroup
-				for i := range 4 {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						var out bytes.Buffer
-						spec := Spec{Path: "/bin/sh", Args: []string{"-c", "echo ran"}, Dir: dir, Env: big[:1], Stdout: &out, Stderr: &out, Class: ClassAuto, Writable: []string{dir}}
-						if i%2 == 1 {
-							spec.Env = big
-						}
-						err := sb.Command(context.Background(), spec).Run()
-						if err != nil || strings.TrimSpace(out.String()) != "ran" {
-							t.Errorf("command %d: %v %q", i, err, out.String())
-						}
-					}()
-				}
-				wg.Wait()
-				mu.Lock()
-				defer mu.Unlock()
-				if len(told) != 1 || !strings.Contains(told[0], "could not start (failing on purpose (a test))") || !strings.Contains(told[0], "a sandbox of its own") {
-					t.Errorf("told %q", told)
-				}
-				if !sb.perRun.off {
-					t.Error("the run's sandbox is still on")
-				}
-			})
-		})
 	}
 }
 

@@ -78,16 +78,18 @@ func (s *Sandbox) initOf(spec Spec, ahead bool) *runInit {
 	v.Dir, v.LoaderEnv = "", nil
 	data, _ := json.Marshal(v)
 	key, ids := string(data), strings.Join(hiddenIDs(v.Hidden), " ")
-	if ri := pr.inits[key]; ri != nil && ri.failedStart() != nil {
-		// Started ahead (Prepare), it never became ready: a command
-		// falls back and tells the run; a start ahead (the run's
-		// other Prepare) is no one's to hear, and tries again.
-		if !ahead {
-			s.initStartFailedLocked(ri.failedStart())
+	if ri := pr.inits[key]; ri != nil {
+		if err := ri.failedStart(); err != nil && !ahead {
+			// Started ahead (Prepare), it never became ready: the
+			// command falls back and tells the run.
+			s.initStartFailedLocked(err)
 			return nil
+		} else if err != nil {
+			// A start ahead again (the run's other Prepare) is no
+			// one's to hear: it tries again.
+			delete(pr.inits, key)
+			pr.retireLocked(ri)
 		}
-		delete(pr.inits, key)
-		pr.retireLocked(ri)
 	}
 	if ri := pr.inits[key]; ri != nil && ri.alive() && ri.hiddenIDs == ids {
 		if !ahead {

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,9 +21,6 @@ import (
 // maxMessage bounds a message read (an environment and argv within the
 // kernel's own limit on them, 2 MiB, with room to spare).
 const maxMessage = 16 << 20
-
-// errOverLimit is a message that was not sent for its size.
-var errOverLimit = errors.New("over the limit")
 
 // maxFDs is the most descriptors a message carries.
 const maxFDs = 3
@@ -203,7 +199,7 @@ func (s *sock) send(m encoder, fds []int) error {
 		return err
 	}
 	if len(body) > maxMessage {
-		return fmt.Errorf("sandbox: a message of %d bytes is %w of %d", len(body), errOverLimit, maxMessage)
+		return fmt.Errorf("sandbox: a message of %d bytes is over the limit of %d", len(body), maxMessage)
 	}
 	var head [4]byte
 	binary.BigEndian.PutUint32(head[:], uint32(len(body)))
