@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -119,6 +120,9 @@ func newInit(cfgJSON string) (*sbInit, error) {
 	in := &sbInit{v: v}
 	if v.FailStart {
 		return nil, errors.New("failing on purpose (a test)")
+	}
+	if v.StallStart {
+		time.Sleep(time.Hour) // until hitl's start timeout kills it
 	}
 	// The init itself is confined by the view's domain (every thread);
 	// each command's thread adds a domain of its own inside it that only

@@ -91,8 +91,8 @@ type event struct {
 }
 
 // initStartTimeout bounds the init's start (bwrap, the re-exec, the
-// ruleset).
-const initStartTimeout = 10 * time.Second
+// ruleset); tests shorten it.
+var initStartTimeout = 10 * time.Second
 
 // startInit starts the per-run init of view v: under MechLayered inside
 // bwrap's mounts for v, else (MechLandlock, as root) as a re-exec of hitl.
@@ -106,7 +106,7 @@ func (s *Sandbox) startInit(v view) (*runInit, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &capped{w: &stderr, n: 4 << 10}
 	v.Dir, v.LoaderEnv = "", nil
-	v.MaxRunning, v.FailPrepare, v.FailStart, v.ThreadSpawns = maxRunning, failPrepare, failStart, threadSpawns
+	v.MaxRunning, v.FailPrepare, v.FailStart, v.StallStart, v.ThreadSpawns = maxRunning, failPrepare, failStart, stallStart, threadSpawns
 	switch s.Mechanism() {
 	case MechLayered:
 		v.InBwrap, v.PidNS = true, true

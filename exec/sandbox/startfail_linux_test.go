@@ -264,23 +264,7 @@ func TestInitThatNeverBecomesReadyFallsBack(t *testing.T) {
 				for i := range 8 {
 					big = append(big, fmt.Sprintf("BIG%d=%s", i, strings.Repeat("x", 100<<10)))
 				}
-				var wg sync.WaitGroup
-				for i := range 4 {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						var out bytes.Buffer
-						spec := Spec{Path: "/bin/sh", Args: []string{"-c", "echo ran"}, Dir: dir, Env: big[:1], Stdout: &out, Stderr: &out, Class: ClassAuto, Writable: []string{dir}}
-						if i%2 == 1 {
-							spec.Env = big
-						}
-						err := sb.Command(context.Background(), spec).Run()
-						if err != nil || strings.TrimSpace(out.String()) != "ran" {
-							t.Errorf("command %d: %v %q", i, err, out.String())
-						}
-					}()
-				}
-				wg.Wait()
+				runEach(t, sb, dir, [][]string{big[:1], big, big[:1], big})
 				if told := n.said(); len(told) != 1 || !strings.Contains(told[0], "could not start (failing on purpose (a test))") || !strings.Contains(told[0], "a sandbox of its own") {
 					t.Errorf("told %q", told)
 				}
@@ -290,4 +274,82 @@ func TestInitThatNeverBecomesReadyFallsBack(t *testing.T) {
 			})
 		})
 	}
+}
+
+// An init that says nothing past the start timeout is killed, with all
+// it started, and fails no command: those sent to it while it started,
+// and every one after them, get a sandbox of their own, and the run is
+// told why once, under either mechanism.
+func TestInitSilentPastTheStartTimeoutFallsBack(t *testing.T) {
+	savedStall, savedTimeout := stallStart, initStartTimeout
+	stallStart, initStartTimeout = true, 300*time.Millisecond
+	defer func() { stallStart, initStartTimeout = savedStall, savedTimeout }()
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		var n notices
+		n.listen(sb)
+		dir := t.TempDir()
+		path := []string{"PATH=/usr/bin:/bin"}
+		runEach(t, sb, dir, [][]string{path, path, path})
+		if told := n.said(); len(told) != 1 || !strings.Contains(told[0], "could not start (the init did not start within 300ms)") || !strings.Contains(told[0], "a sandbox of its own") {
+			t.Errorf("told %q", told)
+		}
+		if !sb.perRun.off {
+			t.Error("the run's sandbox is still on")
+		}
+		// The silent init is gone, and nothing it started is left: no
+		// process names the view's directory (the init's configuration
+		// does).
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			left := processesNaming(t, dir)
+			if len(left) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("left running: %q", left)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// processesNaming are the command lines of the processes whose command
+// line holds s.
+func processesNaming(t *testing.T, s string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(s)) {
+			out = append(out, e.Name()+": "+string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+		}
+	}
+	return out
+}
+
+// runEach runs one command at once for each environment, in dir: each must
+// print what it was asked to.
+func runEach(t *testing.T, sb *Sandbox, dir string, envs [][]string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i, env := range envs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out bytes.Buffer
+			spec := Spec{Path: "/bin/sh", Args: []string{"-c", "echo ran"}, Dir: dir, Env: env, Stdout: &out, Stderr: &out, Class: ClassAuto, Writable: []string{dir}}
+			err := sb.Command(context.Background(), spec).Run()
+			if err != nil || strings.TrimSpace(out.String()) != "ran" {
+				t.Errorf("command %d: %v %q", i, err, out.String())
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -49,6 +49,9 @@ type view struct {
 	// FailStart makes a per-run init fail before it is ready (failStart:
 	// the fallback's test, for an init that ran).
 	FailStart bool `json:"fail_start,omitempty"`
+	// StallStart makes a per-run init wait, saying nothing, where it
+	// would get ready (stallStart: the start timeout's test).
+	StallStart bool `json:"stall_start,omitempty"`
 	// ThreadSpawns has a per-run init's workers' threads start the
 	// commands where their holders could (threadSpawns: that path's
 	// tests, on amd64).
@@ -60,6 +63,9 @@ var failPrepare = false
 
 // failStart: tests make the run's init fail before it is ready.
 var failStart = false
+
+// stallStart: tests make the run's init silent, never ready.
+var stallStart = false
 
 // threadSpawns: tests have the worker's thread start the commands where
 // the holder could (holderSpawns).
