@@ -102,4 +102,10 @@ type Approval struct {
 	// such call: no allow rule and no approval for the session lets it run
 	// unasked.
 	Unconfined bool
+	// Hidden, when set, names what the call reads or changes that is
+	// hidden from what runs unasked, and what hides it ("secrets/key, in
+	// permissions.deny_read's secrets"; DESIGN §15): like Secret, a person
+	// approves every such call: no allow rule and no approval for the
+	// session lets it run unasked.
+	Hidden string
 }

@@ -348,6 +348,10 @@ var credentialFiles = []string{
 	".docker/config.json", ".kube",
 }
 
+// CredentialStores are the user's credential stores, as absolute paths:
+// what no command nobody saw reads, nor a tool unasked.
+func CredentialStores() []string { return credentialStores(homeDir()) }
+
 // credentialStores are the credential stores of home, as absolute paths.
 func credentialStores(home string) []string {
 	if home == "" || !filepath.IsAbs(home) {

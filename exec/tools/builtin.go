@@ -15,6 +15,7 @@ import (
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
 	"github.com/hitl-dev/hitl/exec/ext"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/exec/tools/fetch"
 	"github.com/hitl-dev/hitl/exec/tools/filesystem"
 	"github.com/hitl-dev/hitl/exec/tools/memory"
@@ -33,7 +34,7 @@ import (
 func buildBuiltin(cfg *config.Config, ts *config.Toolset, d Deps, checker *permissions.Checker) ([]exec.Tool, error) {
 	switch ts.Type {
 	case "filesystem":
-		fs := filesystem.New(filesystemOptions(ts, d))
+		fs := filesystem.New(filesystemOptions(cfg, ts, d))
 		list := filter(ts, fs.Tools())
 		if len(list) == 0 {
 			return nil, fs.Close()
@@ -83,13 +84,20 @@ func buildBuiltin(cfg *config.Config, ts *config.Toolset, d Deps, checker *permi
 	return nil, fmt.Errorf("type %s is not a built-in toolset", ts.Type)
 }
 
-func filesystemOptions(ts *config.Toolset, d Deps) filesystem.Options {
+func filesystemOptions(cfg *config.Config, ts *config.Toolset, d Deps) filesystem.Options {
 	o := filesystem.Options{
 		WorkingDir:  d.WorkingDir,
 		AllowedDirs: ts.AllowedDirs,
 		IgnoreVCS:   ts.IgnoreVCS,
 		Hide:        d.HiddenEnv,
 		Sandbox:     d.Sandbox,
+	}
+	// What a command nobody saw cannot read, a tool reads only asked.
+	for _, p := range sandbox.CredentialStores() {
+		o.Hidden = append(o.Hidden, filesystem.Hidden{Path: p, By: "the credential stores"})
+	}
+	for _, p := range denyRead(cfg, d.Permissions.DenyRead) {
+		o.Hidden = append(o.Hidden, filesystem.Hidden{Path: p, By: "permissions.deny_read"})
 	}
 	for _, p := range ts.PostEdit {
 		o.PostEdit = append(o.PostEdit, filesystem.PostEdit{Path: p.Path, Cmd: p.Cmd})
@@ -225,6 +233,11 @@ func Instructions(a *config.Agent, d Deps) []string {
 // withCloser makes t release c when the run's tools are closed, keeping
 // whether t acts (the gate must still see an exec.Acting).
 func withCloser(t exec.Tool, c io.Closer) exec.Tool {
+	if ar, ok := t.(actingRuleArgsTool); ok {
+		// A read asked only for some paths (the filesystem reads): the
+		// gate still judges its resolved paths.
+		return &actingRuleArgsCloser{actingRuleArgsTool: ar, c: c}
+	}
 	if a, ok := t.(exec.Acting); ok {
 		return &actingCloser{Acting: a, c: c}
 	}
@@ -253,6 +266,19 @@ type toolCloser struct {
 }
 
 func (t *toolCloser) Close() error { return t.c.Close() }
+
+// actingRuleArgsTool is an acting tool that says what rules judge.
+type actingRuleArgsTool interface {
+	exec.Acting
+	ruleArgser
+}
+
+type actingRuleArgsCloser struct {
+	actingRuleArgsTool
+	c io.Closer
+}
+
+func (t *actingRuleArgsCloser) Close() error { return t.c.Close() }
 
 type actingCloser struct {
 	exec.Acting

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,5 +223,48 @@ func TestSkills(t *testing.T) {
 	clash := &config.Agent{Name: "root", Skills: true, SkillsPos: config.Pos{Line: 4, Col: 5}, Toolsets: []*config.Toolset{{Type: "user_prompt", Name: "read_skill"}}}
 	if _, _, err := Build(cfg, clash, Deps{Skills: found}); err == nil || !strings.Contains(err.Error(), `a.yaml:4:5: agent root: skills: gives the model a tool named "read_skill"`) {
 		t.Errorf("clash: %v", err)
+	}
+}
+
+// readingTool is a tool that reads, says what rules judge of a call, and
+// asks only for some calls (as the filesystem reads do).
+type readingTool struct{ actingTool }
+
+func (r *readingTool) RuleArgs(exec.ToolCall) map[string]any {
+	return map[string]any{"path": "resolved"}
+}
+
+// plainTool only reads, and says nothing of its calls.
+type plainTool struct{}
+
+func (plainTool) Spec() exec.ToolSpec { return exec.ToolSpec{Name: "think"} }
+
+func (plainTool) Call(context.Context, exec.ToolCall) (exec.Result, error) { return exec.Result{}, nil }
+
+// withCloser keeps what the gate asks of the tool it wraps: whether it acts
+// and what rules judge of its calls.
+func TestWithCloserKeepsWhatTheGateAsks(t *testing.T) {
+	tests := []struct {
+		name               string
+		tool               exec.Tool
+		acting, ruleArgser bool
+	}{
+		{"acting", &actingTool{name: "write_file"}, true, false},
+		{"acting, rules judging its resolved arguments", &readingTool{actingTool{name: "read_file"}}, true, true},
+		{"neither", &plainTool{}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := withCloser(tt.tool, io.NopCloser(nil))
+			if _, ok := w.(exec.Acting); ok != tt.acting {
+				t.Errorf("exec.Acting = %v, want %v", ok, tt.acting)
+			}
+			if _, ok := w.(ruleArgser); ok != tt.ruleArgser {
+				t.Errorf("ruleArgser = %v, want %v", ok, tt.ruleArgser)
+			}
+			if _, ok := w.(io.Closer); !ok {
+				t.Error("not an io.Closer")
+			}
+		})
 	}
 }

@@ -94,6 +94,17 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 			reason = "its arguments hold a secret placeholder: a person approves every call that sends a secret"
 		}
 	}
+	if acting && ap.Hidden != "" {
+		// What a command nobody saw cannot read, a tool does not read
+		// (nor change) unasked either (DESIGN §15).
+		ap.SessionKey = ""
+		if v.Decision == permissions.Allow {
+			v = permissions.Verdict{}
+		}
+		if reason == "" {
+			reason = "it reaches " + ap.Hidden + ", hidden from what runs unasked: a person approves every call that reads or changes it"
+		}
+	}
 	if acting && ap.Unconfined {
 		// Without a sandbox, nothing a program does is bounded (DESIGN §12).
 		ap.SessionKey = ""
@@ -130,7 +141,7 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 	}
 	q := prompt.ApprovalQuestion(fmt.Sprintf("Allow this call of %s?\n\n%s", what, show), ap.SessionKey != "")
 	q.HandsSecret = acting && ap.Secret
-	q.PersonOnly = acting && (ap.Secret || ap.Unconfined)
+	q.PersonOnly = acting && (ap.Secret || ap.Unconfined || ap.Hidden != "")
 	q.CallID, q.Tool, q.Server, q.Hint = call.ID, g.name, ap.Server, reason
 	q.Subject = show
 	res, err := prompt.AskApproval(ctx, g.asker, q, "call")

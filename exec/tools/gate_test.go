@@ -31,6 +31,9 @@ func (a *actingTool) Approval(_ context.Context, call exec.ToolCall) (exec.Appro
 	if args["secret"] == true { // as an MCP tool says of a call with a secret placeholder
 		ap.Secret = true // the key stays: the gate must not use it
 	}
+	if h, ok := args["hidden"].(string); ok { // as the filesystem tools say of a deny_read path
+		ap.Hidden = h
+	}
 	return ap, args["read"] != true, nil
 }
 
@@ -130,11 +133,21 @@ func TestGateActingTools(t *testing.T) {
 	}
 }
 
-// A call that sends a secret (exec.Approval.Secret) is asked every time: an
-// allow rule or an earlier approval for the session of the same tool does
-// not let it run unasked, and no "for this session" is offered; deny and
-// --yolo apply as to any call.
-func TestGateSecretCallsAlwaysAsked(t *testing.T) {
+// A call that sends a secret (exec.Approval.Secret), or that reads or
+// changes a path hidden from what runs unasked (exec.Approval.Hidden), is
+// asked every time, of a person: an allow rule or an earlier approval for
+// the session of the same tool does not let it run unasked, and no "for
+// this session" is offered; deny and --yolo apply as to any call.
+func TestGatePersonOnlyCallsAlwaysAsked(t *testing.T) {
+	for _, kind := range []struct{ name, args, hint string }{
+		{"secret", `{"id":"$HITL_SECRET_1","secret":true}`, "secret"},
+		{"hidden", `{"path":"secrets/key","hidden":"secrets/key, in /w/secrets (permissions.deny_read)"}`, "secrets/key, in /w/secrets (permissions.deny_read), hidden from what runs unasked"},
+	} {
+		t.Run(kind.name, func(t *testing.T) { testGatePersonOnly(t, kind.args, kind.hint) })
+	}
+}
+
+func testGatePersonOnly(t *testing.T, args, hint string) {
 	tests := []struct {
 		name        string
 		allow, deny []string
@@ -162,7 +175,7 @@ func TestGateSecretCallsAlwaysAsked(t *testing.T) {
 				session.restore("k:delete_item")
 			}
 			g := &gated{Tool: tool, name: "delete_item", checker: checker, asker: asker, yolo: tt.yolo, session: session}
-			res, err := g.Call(context.Background(), exec.ToolCall{ID: "c", Name: "delete_item", Arguments: json.RawMessage(`{"id":"$HITL_SECRET_1","secret":true}`)})
+			res, err := g.Call(context.Background(), exec.ToolCall{ID: "c", Name: "delete_item", Arguments: json.RawMessage(args)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,8 +191,11 @@ func TestGateSecretCallsAlwaysAsked(t *testing.T) {
 						t.Errorf("a call that sends a secret offers %q", o.ID)
 					}
 				}
-				if !strings.Contains(q.Hint, "secret") && tt.allow != nil {
-					t.Errorf("hint %q does not say the call sends a secret", q.Hint)
+				if !strings.Contains(q.Hint, hint) && tt.allow != nil {
+					t.Errorf("hint %q does not say %q", q.Hint, hint)
+				}
+				if !q.PersonOnly {
+					t.Error("an approver program may answer it")
 				}
 			}
 		})

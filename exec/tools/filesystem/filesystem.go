@@ -107,6 +107,11 @@ type Options struct {
 	Secrets Secrets
 	// Sandbox starts the post_edit commands (DESIGN §12).
 	Sandbox *sandbox.Sandbox
+	// Hidden are the paths hidden from what runs unasked (the credential
+	// stores, permissions.deny_read): a call that reads or changes one is
+	// asked whatever the rules allow, and
+	// listings, trees and searches leave them out.
+	Hidden []Hidden
 }
 
 // Toolset is the filesystem toolset.
@@ -153,10 +158,26 @@ func (t *Toolset) Tools() []exec.Tool {
 	}
 }
 
-// readTool is a tool that only reads: it runs without asking.
+// readTool is a tool that only reads: it runs without asking, but for a
+// path hidden from what runs unasked.
 type readTool struct {
 	t    *Toolset
 	name string
+}
+
+var _ exec.Acting = (*readTool)(nil)
+
+// Approval asks for a call that names a hidden path (Options.Hidden), or
+// one in it; every other read runs unasked (ok false).
+func (r *readTool) Approval(ctx context.Context, call exec.ToolCall) (exec.Approval, bool, error) {
+	if r.t.err != nil {
+		return exec.Approval{}, false, nil // the call reports it
+	}
+	why := r.t.hiddenIn(call.Arguments, r.name != ReadFile && r.name != ReadMultipleFiles)
+	if why == "" {
+		return exec.Approval{}, false, nil
+	}
+	return exec.Approval{Args: r.RuleArgs(call), Hidden: why}, true, nil
 }
 
 func (r *readTool) Spec() exec.ToolSpec { return spec(r.name) }
@@ -262,6 +283,7 @@ func (a *actTool) Approval(ctx context.Context, call exec.ToolCall) (exec.Approv
 	if err != nil {
 		return exec.Approval{}, false, err
 	}
+	ap.Hidden = a.t.hiddenIn(call.Arguments, false)
 	return ap, true, nil
 }
 

@@ -137,6 +137,10 @@ type walker struct {
 	ig       *ignorer
 	excludes []string
 	visited  int
+	// hide says whether an entry is left out (Options.Hidden); hidden
+	// counts those left out.
+	hide   func(abs string) bool
+	hidden int
 }
 
 // errCapped stops a walk that reached its bound.
@@ -165,6 +169,10 @@ func (w *walker) walk(fn func(abs, rel string, d fs.DirEntry) error) error {
 		rel, _ := within(w.start, abs)
 		rel = filepath.ToSlash(rel)
 		if w.ig != nil && w.ig.ignored(abs, d.IsDir()) {
+			return skip(d)
+		}
+		if w.hide != nil && w.hide(abs) {
+			w.hidden++
 			return skip(d)
 		}
 		for _, ex := range w.excludes {
@@ -224,6 +232,10 @@ func matchExclude(pattern, rel string) bool {
 
 func (t *Toolset) newWalker(ctx context.Context, tg target, excludes []string) (*walker, bool) {
 	w := &walker{ctx: ctx, start: tg.real, excludes: excludes}
+	if len(t.opts.Hidden) > 0 {
+		hidden := t.hiddenPaths()
+		w.hide = func(abs string) bool { return hides(hidden, tg.real, abs) }
+	}
 	if t.opts.IgnoreVCS {
 		ig, hidden := newIgnorer(tg.root.real, tg.real)
 		if hidden {
@@ -316,6 +328,9 @@ func (t *Toolset) directoryTree(ctx context.Context, raw json.RawMessage) (exec.
 	b.WriteString("}")
 	if capped {
 		fmt.Fprintf(&b, "\n(tree cut at %d entries: ask for a subdirectory for the rest)", n)
+	}
+	if w.hidden > 0 {
+		fmt.Fprintf(&b, "\n(%s)", hiddenNote(w.hidden, "shown"))
 	}
 	return exec.Result{Text: b.String()}, nil
 }
@@ -424,6 +439,9 @@ func (t *Toolset) searchFilesContent(ctx context.Context, raw json.RawMessage) (
 	}
 	if large > 0 {
 		fmt.Fprintf(&out, "\n(%d files larger than %s not searched)", large, sizeText(MaxFileSize))
+	}
+	if w.hidden > 0 {
+		fmt.Fprintf(&out, "\n(%s)", hiddenNote(w.hidden, "searched"))
 	}
 	return exec.Result{Text: out.String()}, nil
 }
