@@ -214,8 +214,15 @@ func (r *readTool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, e
 // that does not resolve is left as given (the read refuses it). Nil when
 // the arguments are not an object.
 func (r *readTool) RuleArgs(call exec.ToolCall) map[string]any {
+	return r.t.ruleArgs(call, r.name != ReadFile)
+}
+
+// ruleArgs are a call's arguments with each path (path, paths) as ruleName
+// names it (RuleArgs); an empty path is the working directory where dir is
+// set.
+func (t *Toolset) ruleArgs(call exec.ToolCall, dir bool) map[string]any {
 	var args map[string]any
-	if json.Unmarshal(call.Arguments, &args) != nil || args == nil || r.t.err != nil {
+	if json.Unmarshal(call.Arguments, &args) != nil || args == nil || t.err != nil {
 		return nil
 	}
 	name := func(v any, dir bool) any {
@@ -229,14 +236,14 @@ func (r *readTool) RuleArgs(call exec.ToolCall) map[string]any {
 		if p == "" {
 			return v
 		}
-		tg, err := r.t.resolve(p)
+		tg, err := t.resolve(p)
 		if err != nil {
 			return v
 		}
 		return tg.ruleName()
 	}
 	if v, ok := args["path"]; ok {
-		args["path"] = name(v, r.name != ReadFile)
+		args["path"] = name(v, dir)
 	}
 	if list, ok := args["paths"].([]any); ok {
 		out := make([]any, len(list))
@@ -280,10 +287,19 @@ func (a *actTool) Approval(ctx context.Context, call exec.ToolCall) (exec.Approv
 	default:
 		err = fmt.Errorf("unknown filesystem tool %q", a.name)
 	}
+	if hidden := a.t.hiddenIn(call.Arguments, false); hidden != "" {
+		if err != nil {
+			// What the error says depends on what the hidden path holds
+			// (an edit's text not found, a directory's entries): the
+			// person sees it, the model only once a person approved.
+			ap = exec.Approval{Args: a.t.ruleArgs(call, false), Show: fmt.Sprintf("%s %s\n\n(it will fail: %v)", a.name, call.Arguments, err)}
+		}
+		ap.Hidden = hidden
+		return ap, true, nil
+	}
 	if err != nil {
 		return exec.Approval{}, false, err
 	}
-	ap.Hidden = a.t.hiddenIn(call.Arguments, false)
 	return ap, true, nil
 }
 

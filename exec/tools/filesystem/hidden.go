@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -71,26 +72,39 @@ func hides(hidden []hiddenPath, start, abs string) bool {
 	return false
 }
 
-// hiddenIn says what hides a path the call's arguments name (path, paths),
-// as Approval.Hidden says it: each hidden one, "; "-joined; "" for none. An
-// empty path is the working directory where dir is set. A path that does
-// not resolve counts for nothing (the call refuses it). What holds a hidden
-// path needs no asking: remove_directory removes only empty directories.
+// hiddenIn says what hides a path the call's arguments name, as
+// Approval.Hidden says it: each hidden one, "; "-joined; "" for none. Every
+// string under path or paths counts, whatever else the arguments hold (a
+// key of the wrong type beside them must not turn the check off). An empty
+// path is the working directory where dir is set. A path that does not
+// resolve (a symlink loop) is judged as written. What holds a hidden path
+// needs no asking: remove_directory removes only empty directories.
 func (t *Toolset) hiddenIn(raw json.RawMessage, dir bool) string {
-	if len(t.opts.Hidden) == 0 {
+	if len(t.opts.Hidden) == 0 || len(t.roots) == 0 {
 		return ""
 	}
-	var args struct {
-		Path  *string  `json:"path"`
-		Paths []string `json:"paths"`
-	}
+	var args map[string]any
 	if json.Unmarshal(raw, &args) != nil {
-		return ""
+		return "" // not an object: every tool refuses it
 	}
-	paths := args.Paths
-	if args.Path != nil {
-		paths = append([]string{*args.Path}, paths...)
+	// As json.Unmarshal matches a struct's fields: whatever the case.
+	var paths []string
+	for k, v := range args {
+		switch {
+		case strings.EqualFold(k, "path"):
+			if p, ok := v.(string); ok {
+				paths = append(paths, p)
+			}
+		case strings.EqualFold(k, "paths"):
+			list, _ := v.([]any)
+			for _, item := range list {
+				if p, ok := item.(string); ok {
+					paths = append(paths, p)
+				}
+			}
+		}
 	}
+	slices.Sort(paths) // one order for what it says
 	hidden := t.hiddenPaths()
 	var whys []string
 	for _, p := range paths {
@@ -100,11 +114,16 @@ func (t *Toolset) hiddenIn(raw json.RawMessage, dir bool) string {
 		if p == "" {
 			continue
 		}
-		tg, err := t.resolve(p)
-		if err != nil {
-			continue
+		real := p
+		if tg, err := t.resolve(p); err == nil {
+			real = tg.real
+		} else {
+			if !filepath.IsAbs(real) {
+				real = filepath.Join(t.roots[0].real, real)
+			}
+			real = filepath.Clean(real)
 		}
-		if why := hiddenAt(hidden, p, tg.real); why != "" {
+		if why := hiddenAt(hidden, p, real); why != "" {
 			whys = append(whys, why)
 		}
 	}

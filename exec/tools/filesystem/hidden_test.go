@@ -21,6 +21,7 @@ func TestHiddenPathsAreAsked(t *testing.T) {
 		"home/.ssh/id":   "TOP SECRET\n",
 		"docs/a.md":      "a\n",
 		"secrets/empty/": "",
+		"secrets/full/f": "",
 		"empty/":         "",
 	})
 	// A link into a hidden path, and a hidden path named through a link.
@@ -28,6 +29,9 @@ func TestHiddenPathsAreAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.Symlink("home", filepath.Join(dir, "homelink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("loop", filepath.Join(dir, "secrets", "loop")); err != nil {
 		t.Fatal(err)
 	}
 	tools := toolset(t, filesystem.Options{WorkingDir: dir, Hidden: []filesystem.Hidden{
@@ -58,6 +62,19 @@ func TestHiddenPathsAreAsked(t *testing.T) {
 		{"make a directory in it", "create_directory", map[string]any{"paths": []string{"docs/new", "secrets/new"}}, "secrets/new, in"},
 		{"remove an empty directory in it", "remove_directory", map[string]any{"paths": []string{"secrets/empty"}}, "secrets/empty, in"},
 		{"remove a directory beside", "remove_directory", map[string]any{"paths": []string{"empty"}}, ""},
+		// A key of the wrong type beside the path does not turn the check
+		// off, nor does a key in another case (json.Unmarshal takes it).
+		{"read with a paths of the wrong type", "read_file", map[string]any{"path": "secrets/key", "paths": 1}, "secrets/key, in"},
+		{"read many with a path of the wrong type", "read_multiple_files", map[string]any{"paths": []string{"secrets/key"}, "path": 5}, "secrets/key, in"},
+		{"write with a paths of the wrong type", "write_file", map[string]any{"path": "secrets/key", "content": "x", "paths": 1}, "secrets/key, in"},
+		{"read with the key in capitals", "read_file", map[string]any{"PATH": "secrets/key"}, "secrets/key, in"},
+		{"read a symlink loop in it", "read_file", map[string]any{"path": "secrets/loop"}, "secrets/loop, in"},
+		// What would fail, by what the hidden path holds, is asked first:
+		// the error tells nothing to the model unapproved.
+		{"an edit whose text is not there", "edit_file", map[string]any{"path": "secrets/key", "edits": []map[string]any{{"oldText": "KEY-1", "newText": "x"}, {"oldText": "nowhere", "newText": ""}}}, "secrets/key, in"},
+		{"an edit of a file not there", "edit_file", map[string]any{"path": "secrets/nothere", "edits": []map[string]any{{"oldText": "a", "newText": "b"}}}, "secrets/nothere, in"},
+		{"remove a directory in it that is not empty", "remove_directory", map[string]any{"paths": []string{"secrets/full"}}, "secrets/full, in"},
+		{"make a directory where a file is", "create_directory", map[string]any{"paths": []string{"secrets/key"}}, "secrets/key, in"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,6 +91,7 @@ func TestHiddenPathsAreAsked(t *testing.T) {
 			if !acting || !strings.Contains(ap.Hidden, tc.asked) {
 				t.Errorf("asked %v, Hidden = %q, want it to say %q", acting, ap.Hidden, tc.asked)
 			}
+
 		})
 	}
 	// Once asked and approved, a read of the hidden path reads it; a walk
