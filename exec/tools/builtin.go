@@ -99,6 +99,10 @@ func filesystemOptions(cfg *config.Config, ts *config.Toolset, d Deps) filesyste
 	for _, p := range denyRead(cfg, d.Permissions.DenyRead) {
 		o.Hidden = append(o.Hidden, filesystem.Hidden{Path: p, By: "permissions.deny_read"})
 	}
+	if d.Sandbox != nil && d.Sandbox.StateDir() != "" {
+		// The sessions, their key, the approvals: no child reads them.
+		o.Hidden = append(o.Hidden, filesystem.Hidden{Path: d.Sandbox.StateDir(), By: "hitl's state directory"})
+	}
 	for _, p := range ts.PostEdit {
 		o.PostEdit = append(o.PostEdit, filesystem.PostEdit{Path: p.Path, Cmd: p.Cmd})
 	}

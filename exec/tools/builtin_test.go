@@ -12,6 +12,7 @@ import (
 
 	"github.com/hitl-dev/hitl/config"
 	"github.com/hitl-dev/hitl/exec"
+	"github.com/hitl-dev/hitl/exec/sandbox"
 	"github.com/hitl-dev/hitl/exec/tools/skills"
 )
 
@@ -266,5 +267,36 @@ func TestWithCloserKeepsWhatTheGateAsks(t *testing.T) {
 				t.Error("not an io.Closer")
 			}
 		})
+	}
+}
+
+// The filesystem tools ask before reading what no child reads: the
+// credential stores, deny_read, and hitl's state directory (the sessions
+// and their key).
+func TestFilesystemHidesWhatChildrenCannotRead(t *testing.T) {
+	state := t.TempDir()
+	sb, err := sandbox.New(sandbox.Off, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	cfg := &config.Config{Path: filepath.Join(t.TempDir(), "agent.yaml")}
+	o := filesystemOptions(cfg, &config.Toolset{Type: "filesystem"}, Deps{Sandbox: sb, Permissions: config.Permissions{DenyRead: []string{"secrets"}}})
+	by := map[string]string{}
+	for _, h := range o.Hidden {
+		by[h.Path] = h.By
+	}
+	for path, want := range map[string]string{
+		sb.StateDir(): "hitl's state directory",
+		filepath.Join(filepath.Dir(cfg.Path), "secrets"): "permissions.deny_read",
+	} {
+		if by[path] != want {
+			t.Errorf("%s hidden by %q, want %q (all: %v)", path, by[path], want, by)
+		}
+	}
+	for _, p := range sandbox.CredentialStores() {
+		if by[p] != "the credential stores" {
+			t.Errorf("%s hidden by %q", p, by[p])
+		}
 	}
 }

@@ -288,12 +288,15 @@ func (a *actTool) Approval(ctx context.Context, call exec.ToolCall) (exec.Approv
 		err = fmt.Errorf("unknown filesystem tool %q", a.name)
 	}
 	if hidden := a.t.hiddenIn(call.Arguments, false); hidden != "" {
+		// Asked, showing only what the model sent: not the diff, nor
+		// an error (an edit's text not found, a directory's entries),
+		// which tell what the hidden path holds. The question is kept
+		// (the journal, events, approvers): it must not carry that
+		// either. The model learns the error once a person approved.
 		if err != nil {
-			// What the error says depends on what the hidden path holds
-			// (an edit's text not found, a directory's entries): the
-			// person sees it, the model only once a person approved.
-			ap = exec.Approval{Args: a.t.ruleArgs(call, false), Show: fmt.Sprintf("%s %s\n\n(it will fail: %v)", a.name, call.Arguments, err)}
+			ap = exec.Approval{Args: a.t.ruleArgs(call, false)}
 		}
+		ap.Show = fmt.Sprintf("%s %s\n\n(what it changes is hidden: no diff is shown)", a.name, call.Arguments)
 		ap.Hidden = hidden
 		return ap, true, nil
 	}

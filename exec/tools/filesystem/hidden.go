@@ -75,9 +75,9 @@ func hides(hidden []hiddenPath, start, abs string) bool {
 // hiddenIn says what hides a path the call's arguments name, as
 // Approval.Hidden says it: each hidden one, "; "-joined; "" for none. Every
 // string under path or paths counts, whatever else the arguments hold (a
-// key of the wrong type beside them must not turn the check off). An empty
-// path is the working directory where dir is set. A path that does not
-// resolve (a symlink loop) is judged as written. What holds a hidden path
+// key of the wrong type beside them must not turn the check off), judged
+// both as written and with its symlinks resolved. An empty path is the
+// working directory where dir is set. What holds a hidden path
 // needs no asking: remove_directory removes only empty directories.
 func (t *Toolset) hiddenIn(raw json.RawMessage, dir bool) string {
 	if len(t.opts.Hidden) == 0 || len(t.roots) == 0 {
@@ -114,16 +114,17 @@ func (t *Toolset) hiddenIn(raw json.RawMessage, dir bool) string {
 		if p == "" {
 			continue
 		}
-		real := p
-		if tg, err := t.resolve(p); err == nil {
-			real = tg.real
-		} else {
-			if !filepath.IsAbs(real) {
-				real = filepath.Join(t.roots[0].real, real)
-			}
-			real = filepath.Clean(real)
+		// As written (a link in a hidden directory that leads out of it
+		// is still a name in it), and where it leads.
+		named := p
+		if !filepath.IsAbs(named) {
+			named = filepath.Join(t.roots[0].real, named)
 		}
-		if why := hiddenAt(hidden, p, real); why != "" {
+		why := hiddenAt(hidden, p, filepath.Clean(named))
+		if tg, err := t.resolve(p); err == nil && why == "" {
+			why = hiddenAt(hidden, p, tg.real)
+		}
+		if why != "" {
 			whys = append(whys, why)
 		}
 	}

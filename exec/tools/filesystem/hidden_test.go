@@ -34,6 +34,9 @@ func TestHiddenPathsAreAsked(t *testing.T) {
 	if err := os.Symlink("loop", filepath.Join(dir, "secrets", "loop")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("../notes.txt", filepath.Join(dir, "secrets", "out-link")); err != nil {
+		t.Fatal(err)
+	}
 	tools := toolset(t, filesystem.Options{WorkingDir: dir, Hidden: []filesystem.Hidden{
 		{Path: filepath.Join(dir, "secrets"), By: "permissions.deny_read"},
 		{Path: filepath.Join(dir, "homelink", ".ssh"), By: "the credential stores"},
@@ -69,6 +72,7 @@ func TestHiddenPathsAreAsked(t *testing.T) {
 		{"write with a paths of the wrong type", "write_file", map[string]any{"path": "secrets/key", "content": "x", "paths": 1}, "secrets/key, in"},
 		{"read with the key in capitals", "read_file", map[string]any{"PATH": "secrets/key"}, "secrets/key, in"},
 		{"read a symlink loop in it", "read_file", map[string]any{"path": "secrets/loop"}, "secrets/loop, in"},
+		{"read a link in it that leads out", "read_file", map[string]any{"path": "secrets/out-link"}, "secrets/out-link, in"},
 		// What would fail, by what the hidden path holds, is asked first:
 		// the error tells nothing to the model unapproved.
 		{"an edit whose text is not there", "edit_file", map[string]any{"path": "secrets/key", "edits": []map[string]any{{"oldText": "KEY-1", "newText": "x"}, {"oldText": "nowhere", "newText": ""}}}, "secrets/key, in"},
@@ -90,6 +94,13 @@ func TestHiddenPathsAreAsked(t *testing.T) {
 			}
 			if !acting || !strings.Contains(ap.Hidden, tc.asked) {
 				t.Errorf("asked %v, Hidden = %q, want it to say %q", acting, ap.Hidden, tc.asked)
+			}
+			// The question is kept (the journal, events): it shows only
+			// what the model sent, nothing of what the path holds.
+			for _, told := range []string{"SECRET", "failed", "holds", "not a directory", "not found"} {
+				if strings.Contains(ap.Show, told) {
+					t.Errorf("Show tells %q: %q", told, ap.Show)
+				}
 			}
 
 		})
