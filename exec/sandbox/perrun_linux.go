@@ -435,9 +435,51 @@ func (ri *runInit) alive() bool {
 }
 
 func (ri *runInit) kill() {
-	if ri.proc != nil {
-		_ = ri.proc.Signal(syscall.SIGKILL)
+	if ri.proc == nil {
+		return
 	}
+	// bwrap's child waits for bwrap's word before it takes bwrap's death
+	// for its own (its parent-death signal): bwrap killed in between
+	// leaves it waiting forever, and nothing would end it. So bwrap is
+	// stopped first (it starts nothing more, and reaps nothing: its
+	// children's pids stay theirs), its children killed (the first
+	// process of a PID namespace ends all of it), and then bwrap.
+	if ri.proc.Signal(syscall.SIGSTOP) == nil {
+		pid := ri.proc.Pid
+		for deadline := time.Now().Add(50 * time.Millisecond); !stoppedOrGone(pid) && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		for _, child := range childrenOf(pid) {
+			_ = syscall.Kill(child, syscall.SIGKILL)
+		}
+	}
+	_ = ri.proc.Signal(syscall.SIGKILL)
+}
+
+// stoppedOrGone says whether pid is stopped, a zombie, or no more.
+func stoppedOrGone(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	f, err := statFields(data)
+	return err != nil || len(f) == 0 || f[0] == "T" || f[0] == "t" || f[0] == "Z" || f[0] == "X"
+}
+
+// childrenOf are pid's children, of all its threads.
+func childrenOf(pid int) []int {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, _ := os.ReadDir(dir)
+	var out []int
+	for _, t := range tasks {
+		data, _ := os.ReadFile(dir + "/" + t.Name() + "/children")
+		for _, w := range strings.Fields(string(data)) {
+			if c, err := strconv.Atoi(w); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // close ends the init: told so (its socket ends), it exits, and the PID

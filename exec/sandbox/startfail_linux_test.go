@@ -1,13 +1,16 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -352,4 +355,75 @@ func runEach(t *testing.T, sb *Sandbox, dir string, envs [][]string) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Killing an init takes its children with it: bwrap's child waits for
+// bwrap's word before its parent-death signal is set, so bwrap killed
+// alone in between would leave it waiting forever.
+func TestKilledInitTakesItsChildren(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & echo $!; wait")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	(&runInit{proc: cmd.Process}).kill()
+	_ = cmd.Wait()
+	// Dead once a zombie: hitl is not its parent, who reaps it is not
+	// this test's matter.
+	for deadline := time.Now().Add(5 * time.Second); !deadOrGone(child); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the init's child %d is left running", child)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// deadOrGone says whether pid is a zombie or no more.
+func deadOrGone(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	f, err := statFields(data)
+	return err == nil && len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+}
+
+// A run that ends as its sandbox starts ahead leaves nothing behind,
+// however far the start got.
+func TestCloseAsTheSandboxStartsLeavesNothing(t *testing.T) {
+	eachPerRun(t, func(t *testing.T, sb *Sandbox) {
+		var dirs []string
+		for i := range 20 {
+			s, err := New(sb.mode, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			dirs = append(dirs, dir)
+			s.Prepare(Spec{Class: ClassAuto, Writable: []string{dir}})
+			time.Sleep(time.Duration(i%10) * time.Millisecond)
+			s.Close()
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for _, dir := range dirs {
+			for left := processesNaming(t, dir); len(left) > 0; left = processesNaming(t, dir) {
+				if time.Now().After(deadline) {
+					t.Fatalf("left running: %q", left)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	})
 }
