@@ -104,7 +104,7 @@ type Approval struct {
 	Unconfined bool
 	// Hidden, when set, names what the call reads or changes that is
 	// hidden from what runs unasked, and what hides it ("secrets/key, in
-	// permissions.deny_read's secrets"; DESIGN §15): like Secret, a person
+	// /work/secrets (permissions.deny_read)"; DESIGN §15): like Secret, a person
 	// approves every such call: no allow rule and no approval for the
 	// session lets it run unasked.
 	Hidden string

@@ -86,32 +86,23 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 	}
 	v := g.verdict(args, ap.Server, ap.Parts)
 	reason := v.Reason
-	if acting && ap.Secret {
-		// A call that sends a secret is never auto-allowed (DESIGN §5).
+	// A call that sends a secret (DESIGN §5), reaches what the sandbox
+	// hides (§15) or runs a program no sandbox confines (§12) is a
+	// person's to approve: never auto-allowed, never for the session.
+	personOnly := acting && (ap.Secret || ap.Hidden != "" || ap.Unconfined)
+	if personOnly {
 		ap.SessionKey = ""
 		if v.Decision == permissions.Allow {
 			v = permissions.Verdict{}
-			reason = "its arguments hold a secret placeholder: a person approves every call that sends a secret"
+			if ap.Secret {
+				reason = "its arguments hold a secret placeholder: a person approves every call that sends a secret"
+			}
 		}
-	}
-	if acting && ap.Hidden != "" {
-		// What a command nobody saw cannot read, a tool does not read
-		// (nor change) unasked either (DESIGN §15).
-		ap.SessionKey = ""
-		if v.Decision == permissions.Allow {
-			v = permissions.Verdict{}
-		}
-		if reason == "" {
+		switch {
+		case reason != "":
+		case ap.Hidden != "":
 			reason = "it reaches " + ap.Hidden + ", hidden from what runs unasked: a person approves every call that reads or changes it"
-		}
-	}
-	if acting && ap.Unconfined {
-		// Without a sandbox, nothing a program does is bounded (DESIGN §12).
-		ap.SessionKey = ""
-		if v.Decision == permissions.Allow {
-			v = permissions.Verdict{}
-		}
-		if reason == "" {
+		case ap.Unconfined:
 			reason = "no sandbox can confine commands here, so allow rules do not apply (docs/security.md)"
 		}
 	}
@@ -141,7 +132,7 @@ func (g *gated) Call(ctx context.Context, call exec.ToolCall) (exec.Result, erro
 	}
 	q := prompt.ApprovalQuestion(fmt.Sprintf("Allow this call of %s?\n\n%s", what, show), ap.SessionKey != "")
 	q.HandsSecret = acting && ap.Secret
-	q.PersonOnly = acting && (ap.Secret || ap.Unconfined || ap.Hidden != "")
+	q.PersonOnly = personOnly
 	q.CallID, q.Tool, q.Server, q.Hint = call.ID, g.name, ap.Server, reason
 	q.Subject = show
 	res, err := prompt.AskApproval(ctx, g.asker, q, "call")

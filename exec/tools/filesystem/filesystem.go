@@ -107,10 +107,9 @@ type Options struct {
 	Secrets Secrets
 	// Sandbox starts the post_edit commands (DESIGN §12).
 	Sandbox *sandbox.Sandbox
-	// Hidden are the paths hidden from what runs unasked (the credential
-	// stores, permissions.deny_read): a call that reads or changes one is
-	// asked whatever the rules allow, and
-	// listings, trees and searches leave them out.
+	// Hidden are the paths hidden from what runs unasked (Hidden): a call
+	// that reads or changes one is asked whatever the rules allow, and
+	// trees and searches from outside leave them out.
 	Hidden []Hidden
 }
 
@@ -173,7 +172,7 @@ func (r *readTool) Approval(ctx context.Context, call exec.ToolCall) (exec.Appro
 	if r.t.err != nil {
 		return exec.Approval{}, false, nil // the call reports it
 	}
-	why := r.t.hiddenIn(call.Arguments, r.name != ReadFile && r.name != ReadMultipleFiles)
+	why := r.t.hiddenIn(call.Arguments, r.dirPath())
 	if why == "" {
 		return exec.Approval{}, false, nil
 	}
@@ -214,8 +213,12 @@ func (r *readTool) Call(ctx context.Context, call exec.ToolCall) (exec.Result, e
 // that does not resolve is left as given (the read refuses it). Nil when
 // the arguments are not an object.
 func (r *readTool) RuleArgs(call exec.ToolCall) map[string]any {
-	return r.t.ruleArgs(call, r.name != ReadFile)
+	return r.t.ruleArgs(call, r.dirPath())
 }
+
+// dirPath says whether the tool's path names a directory, the working
+// directory when empty (the listings, trees and searches).
+func (r *readTool) dirPath() bool { return r.name != ReadFile && r.name != ReadMultipleFiles }
 
 // ruleArgs are a call's arguments with each path (path, paths) as ruleName
 // names it (RuleArgs); an empty path is the working directory where dir is

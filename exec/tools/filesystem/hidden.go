@@ -9,20 +9,19 @@ import (
 )
 
 // Hidden is a path hidden from what runs unasked (DESIGN §15): a credential
-// store or a permissions.deny_read path. By names what hides it, as a
-// person reads it ("permissions.deny_read", "the credential stores").
+// store, a permissions.deny_read path, hitl's state directory. By names what
+// hides it, as a person reads it ("permissions.deny_read").
 type Hidden struct {
 	Path string // absolute
 	By   string
 }
 
-// hiddenPath is a Hidden path by every name it has now: as named, and with
-// its symlinks resolved as far as it exists (each call resolves them anew:
-// a link retargeted since hides where it points now).
+// hiddenPath is a Hidden path by every name it has now: as named (first),
+// and with its symlinks resolved as far as it exists (each call resolves
+// them anew: a link retargeted since hides where it points now).
 type hiddenPath struct {
 	names []string
 	by    string
-	shown string // as the person named it
 }
 
 // hiddenPaths are the toolset's Hidden paths as they are now.
@@ -34,7 +33,7 @@ func (t *Toolset) hiddenPaths() []hiddenPath {
 			continue
 		}
 		named := filepath.Clean(h.Path)
-		hp := hiddenPath{names: []string{named}, by: h.By, shown: named}
+		hp := hiddenPath{names: []string{named}, by: h.By}
 		if real, err := resolveExisting(named); err == nil && real != named {
 			hp.names = append(hp.names, real)
 		}
@@ -50,7 +49,7 @@ func hiddenAt(hidden []hiddenPath, given, real string) string {
 	for _, h := range hidden {
 		for _, n := range h.names {
 			if _, ok := within(n, real); ok {
-				return fmt.Sprintf("%s, in %s (%s)", displayPath(given), h.shown, h.by)
+				return fmt.Sprintf("%s, in %s (%s)", displayPath(given), h.names[0], h.by)
 			}
 		}
 	}

@@ -72,7 +72,8 @@ func TestPathEscapesAreRefused(t *testing.T) {
 						continue // the parent is inside
 					}
 				}
-				if a, ok := tools[tc.tool].(exec.Acting); ok && !strings.HasPrefix(tc.tool, "read_") && !strings.Contains(tc.tool, "list_") && !strings.Contains(tc.tool, "_tree") && !strings.HasPrefix(tc.tool, "search_") {
+				reads := map[string]bool{filesystem.ReadFile: true, filesystem.ReadMultipleFiles: true, filesystem.ListDirectory: true, filesystem.DirectoryTree: true, filesystem.SearchFilesContent: true}
+				if a, ok := tools[tc.tool].(exec.Acting); ok && !reads[tc.tool] {
 					// The reads ask only for a hidden path; the call
 					// itself refuses one outside.
 					raw, _ := json.Marshal(tc.args)
